@@ -1,0 +1,156 @@
+//! Simulated time: integer nanoseconds, and durations written with units ("250ms", "2h").
+
+/// A point in simulated time, in nanoseconds since the start of the run.
+pub type SimTime = u64;
+
+/// Nanoseconds in one second.
+pub const NS_PER_S: u64 = 1_000_000_000;
+
+/// Converts seconds (finite, non-negative) to nanoseconds, saturating at `u64::MAX`.
+pub fn secs_to_ns(s: f64) -> SimTime {
+    if s <= 0.0 || s.is_nan() {
+        0
+    } else if s >= (u64::MAX as f64) / NS_PER_S as f64 {
+        u64::MAX
+    } else {
+        (s * NS_PER_S as f64).round() as u64
+    }
+}
+
+/// Converts nanoseconds to seconds.
+pub fn ns_to_secs(ns: SimTime) -> f64 {
+    ns as f64 / NS_PER_S as f64
+}
+
+const UNITS: &[(&str, f64)] = &[
+    ("ns", 1.0),
+    ("us", 1e3),
+    ("µs", 1e3),
+    ("ms", 1e6),
+    ("s", 1e9),
+    ("min", 60e9),
+    ("m", 60e9),
+    ("h", 3600e9),
+    ("d", 86400e9),
+];
+
+/// Parses a duration such as `"250ms"`, `"10s"`, `"1.5h"` or `"21h22m"` into nanoseconds.
+///
+/// A duration is one or more `<number><unit>` terms; units are ns, us, ms, s, m or min, h, d.
+pub fn parse_duration(text: &str) -> Result<SimTime, String> {
+    let s = text.trim();
+    if s.is_empty() {
+        return Err("empty duration; write a number with a unit, e.g. \"10s\"".into());
+    }
+    let mut total = 0f64;
+    let mut rest = s;
+    while !rest.is_empty() {
+        let num_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
+            .unwrap_or(rest.len());
+        if num_len == 0 {
+            return Err(format!(
+                "`{text}` is not a duration; write a number with a unit, e.g. \"10s\""
+            ));
+        }
+        let num: f64 = rest[..num_len].replace('_', "").parse().map_err(|_| {
+            format!(
+                "`{text}` is not a duration: bad number `{}`",
+                &rest[..num_len]
+            )
+        })?;
+        rest = &rest[num_len..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let unit = rest[..unit_len].trim();
+        if unit.is_empty() {
+            return Err(format!(
+                "`{text}` has no unit; write e.g. \"{num}s\" or \"{num}ms\" (units: ns, us, ms, s, m, h, d)"
+            ));
+        }
+        let Some(&(_, scale)) = UNITS.iter().find(|(u, _)| *u == unit) else {
+            return Err(format!(
+                "`{text}` has an unknown unit `{unit}` (units: ns, us, ms, s, m, h, d)"
+            ));
+        };
+        total += num * scale;
+        rest = &rest[unit_len..];
+    }
+    if !total.is_finite() || total > 1e9 * 86400e9 {
+        return Err(format!("`{text}` is too long a duration"));
+    }
+    Ok(total.round() as SimTime)
+}
+
+/// Formats nanoseconds compactly for labels: "950ms", "12s", "3m20s", "21h22m".
+pub fn format_duration(ns: SimTime) -> String {
+    let s = ns_to_secs(ns);
+    if ns == 0 {
+        return "0s".into();
+    }
+    if s < 1.0 {
+        return format!("{}ms", trim(s * 1e3));
+    }
+    if s < 60.0 {
+        return format!("{}s", trim(s));
+    }
+    let total = s.round() as u64;
+    let (d, h, m, sec) = (
+        total / 86400,
+        (total / 3600) % 24,
+        (total / 60) % 60,
+        total % 60,
+    );
+    let mut out = String::new();
+    if d > 0 {
+        out += &format!("{d}d");
+    }
+    if h > 0 {
+        out += &format!("{h}h");
+    }
+    if m > 0 {
+        out += &format!("{m}m");
+    }
+    if sec > 0 {
+        out += &format!("{sec}s");
+    }
+    out
+}
+
+fn trim(x: f64) -> String {
+    let s = format!("{x:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_units_and_compounds() {
+        assert_eq!(parse_duration("250ms").unwrap(), 250_000_000);
+        assert_eq!(parse_duration("10s").unwrap(), 10 * NS_PER_S);
+        assert_eq!(parse_duration("2h").unwrap(), 7200 * NS_PER_S);
+        assert_eq!(
+            parse_duration("21h22m").unwrap(),
+            (21 * 3600 + 22 * 60) * NS_PER_S
+        );
+        assert_eq!(parse_duration("1.5s").unwrap(), 1_500_000_000);
+        assert_eq!(parse_duration("3min").unwrap(), 180 * NS_PER_S);
+    }
+
+    #[test]
+    fn rejects_bad_durations() {
+        for bad in ["", "10", "ten s", "5 parsecs", "-3s", "s"] {
+            assert!(parse_duration(bad).is_err(), "{bad} should fail");
+        }
+    }
+
+    #[test]
+    fn formats_round_trip() {
+        for s in ["950ms", "12s", "3m20s", "21h22m", "1d"] {
+            assert_eq!(format_duration(parse_duration(s).unwrap()), s);
+        }
+    }
+}

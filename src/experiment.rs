@@ -1,0 +1,39 @@
+//! Experiments: a single run with its outputs (and, in later modules, sweeps over many runs).
+
+pub mod run;
+
+use crate::model::SimError;
+use crate::scenario::ScenarioError;
+
+/// Why an experiment failed. Bad input (exit code 2) is told apart from everything else.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The scenario or an override is invalid.
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    /// A run hit a hard limit or an internal check.
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    /// An output file could not be written.
+    #[error("cannot write {path}: {source}")]
+    Io {
+        /// The file or folder.
+        path: String,
+        /// The operating system's reason.
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// True for errors in what the user typed or wrote (exit code 2).
+    pub fn is_bad_input(&self) -> bool {
+        matches!(self, Error::Scenario(_))
+    }
+
+    pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.display().to_string(),
+            source,
+        }
+    }
+}

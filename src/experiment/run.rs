@@ -1,0 +1,36 @@
+//! One simulation run and its files: `summary.json`, `timeseries.csv`, `timeline.png/.svg`.
+
+use super::Error;
+use crate::model::{self, RunResult};
+use crate::report::{self, timeline};
+use crate::scenario::Scenario;
+use std::path::{Path, PathBuf};
+
+/// The folder a scenario's outputs go to: `out/<scenario>/`, or
+/// `out/<scenario>/variants/<variant>/` for a variant.
+pub fn output_dir(out: &Path, sc: &Scenario) -> PathBuf {
+    let base = out.join(&sc.name);
+    match &sc.variant {
+        Some(v) => base.join("variants").join(v),
+        None => base,
+    }
+}
+
+/// Runs `sc` once and returns its result without writing anything.
+pub fn simulate(sc: &Scenario) -> Result<RunResult, Error> {
+    Ok(model::run(sc, 0)?)
+}
+
+/// Writes a run's files into `dir` (created if needed).
+pub fn write_outputs(dir: &Path, result: &RunResult) -> Result<(), Error> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let p = dir.join("summary.json");
+    report::write_json(&p, &result.summary).map_err(|e| Error::io(&p, e))?;
+    let p = dir.join("timeseries.csv");
+    report::write_atomic(&p, report::csv::timeseries(&result.series).as_bytes())
+        .map_err(|e| Error::io(&p, e))?;
+    let panels = timeline::default_panels(&result.series);
+    timeline::write(dir, &result.title, &result.series, &result.markers, &panels)
+        .map_err(|e| Error::io(&dir.join("timeline.png"), e))?;
+    Ok(())
+}

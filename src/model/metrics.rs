@@ -1,0 +1,107 @@
+//! What a run measures: per-class and per-pool totals, the time series, and the markers of
+//! events and interventions. One result struct; every exporter reads it.
+
+use indexmap::IndexMap;
+use serde::Serialize;
+
+/// Latency of successful requests, end to end (first offer to success), in seconds.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Latency {
+    pub mean: Option<f64>,
+    pub p50: Option<f64>,
+    pub p99: Option<f64>,
+}
+
+/// Totals of one request class. `offered = admitted + rejected` and
+/// `admitted = succeeded + failed + in_flight` hold at the end of every run.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ClassSummary {
+    pub offered: u64,
+    pub admitted: u64,
+    pub rejected: u64,
+    pub succeeded: u64,
+    pub failed: u64,
+    pub in_flight: u64,
+    /// Request-level attempts (first tries and retries).
+    pub attempts: u64,
+    pub goodput_per_s: f64,
+    pub latency_s: Latency,
+}
+
+/// Totals of one server pool.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PoolSummary {
+    /// Busy worker time over worker capacity.
+    pub utilization: f64,
+    /// Time-average number of queued (waiting) queries.
+    pub mean_queue_len: f64,
+    /// Mean wait in queue of served queries.
+    pub mean_wait_s: f64,
+    /// Mean wait + service of served queries.
+    pub mean_sojourn_s: f64,
+    /// Queries served to completion (including work whose caller had given up).
+    pub served: u64,
+    /// Queries refused because the queue was full.
+    pub dropped: u64,
+    /// Queued queries dropped because their caller had given up (`cancel_expired`).
+    pub expired: u64,
+    /// Queries sent to the pool (each part of a fan-out counts).
+    pub queries: u64,
+    /// Queries failed at once (outage).
+    pub failed_fast: u64,
+}
+
+/// `summary.json`: byte-identical for the same scenario, seed and overrides.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Summary {
+    pub scenario: String,
+    pub variant: Option<String>,
+    pub seed: u64,
+    pub sim_duration_s: f64,
+    pub events: u64,
+    pub classes: IndexMap<String, ClassSummary>,
+    pub pools: IndexMap<String, PoolSummary>,
+}
+
+/// `timeseries.csv`: one row per step; `NaN` is written as an empty cell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimeSeries {
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<f64>>,
+}
+
+impl TimeSeries {
+    /// The values of one column, if it exists.
+    pub fn column(&self, name: &str) -> Option<Vec<f64>> {
+        let i = self.columns.iter().position(|c| c == name)?;
+        Some(self.rows.iter().map(|r| r[i]).collect())
+    }
+}
+
+/// Something to mark on the timeline: an event (with its end) or an intervention.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Marker {
+    pub kind: MarkerKind,
+    pub label: String,
+    pub start_s: f64,
+    pub end_s: Option<f64>,
+}
+
+/// What a marker stands for.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum MarkerKind {
+    Event,
+    Intervention,
+}
+
+/// Everything one run produces.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    pub summary: Summary,
+    pub series: TimeSeries,
+    pub markers: Vec<Marker>,
+    pub title: String,
+    /// Wall-clock seconds of the simulation itself (not in any output file).
+    pub wall_s: f64,
+}

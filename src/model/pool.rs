@@ -1,0 +1,208 @@
+//! Server pools: shards x (1 primary + replicas) servers, each with workers and a bounded
+//! queue; service-time laws, contention, slowdowns and outages; time-weighted statistics.
+
+use crate::engine::Rng;
+use crate::engine::time::SimTime;
+use crate::scenario::{Discipline, Law, PoolCfg, ReadPref};
+use rand::RngExt;
+use rand_distr::{Exp1, StandardNormal};
+use std::collections::VecDeque;
+
+/// A unit of work on one server: one query part.
+#[derive(Debug, Clone, Copy)]
+pub struct Job {
+    pub pool: u16,
+    pub server: u32,
+    pub req: u32,
+    pub token: u32,
+    pub enqueued: SimTime,
+    /// When service began (set when a worker takes it).
+    pub started: SimTime,
+    /// When the caller stops waiting; `cancel_expired` drops queued work past it.
+    pub deadline: SimTime,
+    pub cost: f64,
+}
+
+/// The slab of jobs.
+#[derive(Default)]
+pub struct Jobs {
+    slots: Vec<Job>,
+    free: Vec<u32>,
+}
+
+impl Jobs {
+    #[inline]
+    pub fn insert(&mut self, j: Job) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = j;
+                i
+            }
+            None => {
+                self.slots.push(j);
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+    #[inline]
+    pub fn remove(&mut self, i: u32) {
+        self.free.push(i);
+    }
+    #[inline]
+    pub fn get(&self, i: u32) -> &Job {
+        &self.slots[i as usize]
+    }
+    #[inline]
+    pub fn get_mut(&mut self, i: u32) -> &mut Job {
+        &mut self.slots[i as usize]
+    }
+}
+
+/// One server: workers and a queue of job ids.
+#[derive(Debug, Default)]
+pub struct Server {
+    pub busy: u32,
+    pub queue: VecDeque<u32>,
+}
+
+/// Running totals of one pool.
+#[derive(Debug, Default, Clone)]
+pub struct PoolStats {
+    /// Queries sent (parts), including those dropped or failed at once.
+    pub sent: u64,
+    pub served: u64,
+    pub dropped: u64,
+    pub expired: u64,
+    pub failed_fast: u64,
+    pub wait_sum_ns: f64,
+    pub sojourn_sum_ns: f64,
+    /// Integrals over time (ns x count): busy workers, queued jobs, worker capacity.
+    pub busy_area: f64,
+    pub queue_area: f64,
+    pub capacity_area: f64,
+}
+
+/// A pool's live state.
+pub struct PoolState {
+    pub servers: Vec<Server>,
+    pub per_shard: u32,
+    pub workers: u32,
+    pub busy: u64,
+    pub queued: u64,
+    pub slowdown: f64,
+    pub outages: u32,
+    pub rng: Rng,
+    pub stats: PoolStats,
+    /// Statistics at the start of the current time-series step.
+    pub step_mark: PoolStats,
+    last: SimTime,
+}
+
+impl PoolState {
+    pub fn new(cfg: &PoolCfg, rng: Rng) -> Self {
+        let per_shard = 1 + cfg.replicas;
+        let n = (cfg.shards * per_shard) as usize;
+        Self {
+            servers: (0..n).map(|_| Server::default()).collect(),
+            per_shard,
+            workers: cfg.workers,
+            busy: 0,
+            queued: 0,
+            slowdown: 1.0,
+            outages: 0,
+            rng,
+            stats: PoolStats::default(),
+            step_mark: PoolStats::default(),
+            last: 0,
+        }
+    }
+
+    /// Accumulates the time integrals up to `now`; call before any change of busy/queued.
+    #[inline]
+    pub fn integrate(&mut self, now: SimTime) {
+        let dt = (now - self.last) as f64;
+        if dt > 0.0 {
+            self.stats.busy_area += self.busy as f64 * dt;
+            self.stats.queue_area += self.queued as f64 * dt;
+            self.stats.capacity_area +=
+                (self.workers as u64 * self.servers.len() as u64) as f64 * dt;
+            self.last = now;
+        }
+    }
+
+    /// Picks the server of `shard` that a query with read preference `read` goes to.
+    #[inline]
+    pub fn pick(&mut self, shard: u32, read: ReadPref) -> u32 {
+        let base = shard * self.per_shard;
+        match read {
+            _ if self.per_shard == 1 => base,
+            ReadPref::Primary => base,
+            ReadPref::Replica => base + 1 + self.rng.random_range(0..self.per_shard - 1),
+            ReadPref::Any => base + self.rng.random_range(0..self.per_shard),
+        }
+    }
+
+    /// Draws a service time for a job of `cost` when `in_service` queries (this one
+    /// included) are in service on its server.
+    #[inline]
+    pub fn service_ns(&mut self, cfg: &PoolCfg, cost: f64, in_service: u32) -> SimTime {
+        let mean = cfg.service.mean_ns as f64;
+        let x = match cfg.service.law {
+            Law::Exp => {
+                let e: f64 = self.rng.sample(Exp1);
+                e * mean
+            }
+            Law::Const => mean,
+            Law::Lognormal => {
+                let s2 = (1.0 + cfg.service.cv * cfg.service.cv).ln();
+                let mu = mean.ln() - s2 / 2.0;
+                let z: f64 = self.rng.sample(StandardNormal);
+                (mu + s2.sqrt() * z).exp()
+            }
+        };
+        let mut t = x * cost * self.slowdown;
+        if cfg.contention > 0.0 {
+            t *= 1.0 + cfg.contention * (in_service.saturating_sub(1)) as f64;
+        }
+        t as SimTime
+    }
+
+    /// Takes the next waiting job of a server by the pool's discipline.
+    #[inline]
+    pub fn next_waiting(&mut self, server: u32, discipline: Discipline) -> Option<u32> {
+        let q = &mut self.servers[server as usize].queue;
+        let j = match discipline {
+            Discipline::Fifo => q.pop_front(),
+            Discipline::Lifo => q.pop_back(),
+        };
+        if j.is_some() {
+            self.queued -= 1;
+        }
+        j
+    }
+
+    /// Utilisation, mean queue length over a span of `ns` between two stat snapshots.
+    pub fn window(&self, from: &PoolStats, ns: SimTime) -> (f64, f64) {
+        let cap = self.stats.capacity_area - from.capacity_area;
+        let util = if cap > 0.0 {
+            (self.stats.busy_area - from.busy_area) / cap
+        } else {
+            0.0
+        };
+        let qlen = if ns > 0 {
+            (self.stats.queue_area - from.queue_area) / ns as f64
+        } else {
+            0.0
+        };
+        (util, qlen)
+    }
+
+    /// Mean wait and sojourn of served queries, in seconds.
+    pub fn means(&self) -> (f64, f64) {
+        if self.stats.served == 0 {
+            return (0.0, 0.0);
+        }
+        let n = self.stats.served as f64 * 1e9;
+        (self.stats.wait_sum_ns / n, self.stats.sojourn_sum_ns / n)
+    }
+}

@@ -1,0 +1,798 @@
+//! The simulation: component state plus the event loop that moves requests through
+//! admission, steps, pools, timeouts and retries.
+
+use super::event::Ev;
+use super::metrics::*;
+use super::pool::{Job, Jobs, PoolState};
+use super::request::{Request, Requests};
+use super::retry::backoff_delay;
+use super::workload::{BurstState, ClassState};
+use crate::engine::time::{SimTime, ns_to_secs};
+use crate::engine::{EventQueue, Rng, stream_rng};
+use crate::scenario::{Config, EventKind, Fanout, Scenario, StepCfg};
+use indexmap::IndexMap;
+use rand::RngExt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Hard limits that turn a runaway run into a clear error instead of a hang or an
+/// out-of-memory kill.
+pub const MAX_EVENTS: u64 = 4_000_000_000;
+/// The most events that may be pending at once.
+pub const MAX_PENDING: usize = 30_000_000;
+/// The most requests that may be in flight at once.
+pub const MAX_IN_FLIGHT: usize = 20_000_000;
+
+/// Why a run stopped without a result.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// The run exceeded a hard limit.
+    #[error(
+        "the run ran away at t = {time_s:.1} s: {what}. The system is exploding; lower the load, bound the queues (queue_limit) or shorten the run"
+    )]
+    Runaway { time_s: f64, what: String },
+    /// A request went missing: a bug in brink, never the user's fault.
+    #[error("internal accounting error in class `{class}`: {detail}")]
+    Accounting { class: String, detail: String },
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Action {
+    Start(u16),
+    End(u16),
+    Intervene(u16),
+}
+
+/// One run of a scenario.
+pub struct Simulation<'a> {
+    sc: &'a Scenario,
+    cfg: Arc<Config>,
+    now: SimTime,
+    end: SimTime,
+    q: EventQueue<Ev>,
+    reqs: Requests,
+    jobs: Jobs,
+    pools: Vec<PoolState>,
+    classes: Vec<ClassState>,
+    bursts: Vec<BurstState>,
+    burst_rng: Rng,
+    route_rng: Rng,
+    active: Vec<bool>,
+    actions: Vec<(SimTime, Action)>,
+    token: u32,
+    events: u64,
+    rows: Vec<Vec<f64>>,
+    step_start: SimTime,
+    progress: Option<Arc<AtomicU64>>,
+}
+
+/// Runs `sc` once with run index `run` (0 for a plain run; sweeps use one per seed).
+pub fn run(sc: &Scenario, run: u64) -> Result<RunResult, SimError> {
+    Simulation::new(sc, run).run()
+}
+
+impl<'a> Simulation<'a> {
+    /// Builds the components of `sc`; random streams derive from (seed, run, name).
+    pub fn new(sc: &'a Scenario, run: u64) -> Self {
+        let cfg = sc.config.clone();
+        let rng = |name: &str| stream_rng(sc.seed, run, name);
+        let pools = cfg
+            .pools
+            .iter()
+            .map(|p| PoolState::new(p, rng(&format!("pool.{}", p.name))))
+            .collect();
+        let classes = cfg
+            .classes
+            .iter()
+            .map(|c| {
+                ClassState::new(
+                    c,
+                    rng(&format!("class.{}", c.name)),
+                    rng(&format!("retry.{}", c.name)),
+                )
+            })
+            .collect();
+        let mut actions = Vec::new();
+        for (i, e) in cfg.events.iter().enumerate() {
+            let mut t = e.at_ns;
+            while t < sc.duration {
+                actions.push((t, Action::Start(i as u16)));
+                if !matches!(e.kind, EventKind::Burst { .. }) {
+                    actions.push((t.saturating_add(e.for_ns), Action::End(i as u16)));
+                }
+                match e.every_ns {
+                    Some(p) => t = t.saturating_add(p),
+                    None => break,
+                }
+            }
+        }
+        for (i, iv) in sc.interventions.iter().enumerate() {
+            actions.push((iv.time, Action::Intervene(i as u16)));
+        }
+        // Stable sort: ties keep file order (events, then interventions).
+        actions.sort_by_key(|a| a.0);
+        Self {
+            sc,
+            now: 0,
+            end: sc.duration,
+            q: EventQueue::new(),
+            reqs: Requests::default(),
+            jobs: Jobs::default(),
+            pools,
+            classes,
+            bursts: vec![BurstState::default(); cfg.events.len()],
+            burst_rng: rng("bursts"),
+            route_rng: rng("routing"),
+            active: vec![false; cfg.events.len()],
+            actions,
+            token: 0,
+            events: 0,
+            rows: Vec::new(),
+            step_start: 0,
+            progress: None,
+            cfg,
+        }
+    }
+
+    /// Publishes the simulated time reached (ns) at every time-series step, for a progress bar.
+    pub fn with_progress(mut self, progress: Arc<AtomicU64>) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+
+    /// Runs to the scenario's end and returns the measurements.
+    pub fn run(mut self) -> Result<RunResult, SimError> {
+        let wall = std::time::Instant::now();
+        for c in 0..self.classes.len() {
+            self.schedule_arrival(c);
+        }
+        for (i, a) in self.actions.iter().enumerate() {
+            self.q.schedule(a.0, Ev::Action { idx: i as u32 });
+        }
+        let step = self.sc.step;
+        let mut t = step;
+        while t < self.end {
+            self.q.schedule(t, Ev::Tick);
+            t += step;
+        }
+        self.q.schedule(self.end, Ev::Tick);
+
+        while let Some((t, ev)) = self.q.pop() {
+            if t > self.end {
+                break;
+            }
+            self.now = t;
+            self.events += 1;
+            self.dispatch(ev);
+            if self.events & 0xFFFF == 0 {
+                self.check_limits()?;
+            }
+        }
+        self.now = self.end;
+        let mut result = self.finish()?;
+        result.wall_s = wall.elapsed().as_secs_f64();
+        Ok(result)
+    }
+
+    fn check_limits(&self) -> Result<(), SimError> {
+        let what = if self.events > MAX_EVENTS {
+            format!("more than {MAX_EVENTS} events")
+        } else if self.q.len() > MAX_PENDING {
+            format!("more than {MAX_PENDING} pending events")
+        } else if self.reqs.live() > MAX_IN_FLIGHT {
+            format!("more than {MAX_IN_FLIGHT} requests in flight")
+        } else {
+            return Ok(());
+        };
+        Err(SimError::Runaway {
+            time_s: ns_to_secs(self.now),
+            what,
+        })
+    }
+
+    #[inline]
+    fn dispatch(&mut self, ev: Ev) {
+        match ev {
+            Ev::Arrival { class, epoch } => {
+                let c = class as usize;
+                if self.classes[c].epoch != epoch {
+                    return;
+                }
+                self.schedule_arrival(c);
+                let cfg = self.cfg.clone();
+                if self.classes[c].accept(&cfg.classes[c], self.now) {
+                    self.offer(c);
+                }
+            }
+            Ev::Burst { event } => {
+                let b = &mut self.bursts[event as usize];
+                let class = b.class as usize;
+                if let Some(t) = b.next_time(&mut self.burst_rng) {
+                    self.q.schedule(t.max(self.now), Ev::Burst { event });
+                }
+                self.offer(class);
+            }
+            Ev::AttemptStart { req, token } => {
+                if self.reqs[req].attempt_token == token {
+                    self.start_attempt(req);
+                }
+            }
+            Ev::AttemptTimeout { req, token } => {
+                if self.reqs[req].attempt_token == token {
+                    self.attempt_failed(req);
+                }
+            }
+            Ev::QueryStart { req, token } => {
+                if self.reqs[req].query_token == token {
+                    self.start_query(req);
+                }
+            }
+            Ev::QueryTimeout { req, token } => {
+                if self.reqs[req].query_token == token {
+                    self.query_failed(req);
+                }
+            }
+            Ev::JobDone { job } => self.job_done(job),
+            Ev::Tick => self.tick(),
+            Ev::Action { idx } => self.action(idx as usize),
+        }
+    }
+
+    #[inline]
+    fn next_token(&mut self) -> u32 {
+        self.token = self.token.wrapping_add(1);
+        self.token
+    }
+
+    #[inline]
+    fn schedule_arrival(&mut self, c: usize) {
+        let cs = &mut self.classes[c];
+        if let Some(gap) = cs.next_gap() {
+            let epoch = cs.epoch;
+            self.q.schedule(
+                self.now.saturating_add(gap),
+                Ev::Arrival {
+                    class: c as u16,
+                    epoch,
+                },
+            );
+        }
+    }
+
+    /// A new request of class `c` is offered: admission, then its first attempt.
+    #[inline]
+    fn offer(&mut self, c: usize) {
+        let cs = &mut self.classes[c];
+        cs.counts.offered += 1;
+        if let Some(b) = cs.rate_limit.as_mut() {
+            if !b.try_take(self.now) {
+                cs.counts.rejected += 1;
+                return;
+            }
+        }
+        cs.counts.admitted += 1;
+        let r = self.reqs.insert(Request {
+            class: c as u16,
+            arrived: self.now,
+            ..Request::default()
+        });
+        self.start_attempt(r);
+    }
+
+    fn start_attempt(&mut self, r: u32) {
+        let token = self.next_token();
+        let c = self.reqs[r].class as usize;
+        let timeout = self.cfg.classes[c].timeout_ns;
+        let req = &mut self.reqs[r];
+        req.attempt += 1;
+        req.attempt_token = token;
+        req.step = 0;
+        req.q_attempt = 0;
+        req.q_prev_sleep = 0;
+        self.classes[c].counts.attempts += 1;
+        if self.cfg.classes[c].retry.breaker.is_some() && self.classes[c].breaker.is_open(self.now)
+        {
+            // An open breaker fails the attempt without reaching a server.
+            self.attempt_failed(r);
+            return;
+        }
+        if timeout != SimTime::MAX {
+            let deadline = self.now.saturating_add(timeout);
+            self.reqs[r].deadline = deadline;
+            self.q
+                .schedule(deadline, Ev::AttemptTimeout { req: r, token });
+        } else {
+            self.reqs[r].deadline = SimTime::MAX;
+        }
+        self.start_query(r);
+    }
+
+    /// Starts (or retries) the current step's query: one job per part of its fan-out.
+    fn start_query(&mut self, r: u32) {
+        let token = self.next_token();
+        let (c, step) = (self.reqs[r].class as usize, self.reqs[r].step as usize);
+        let StepCfg::Query(qc) = self.cfg.classes[c].steps[step];
+        let mut deadline = self.reqs[r].deadline;
+        if qc.timeout_ns != SimTime::MAX {
+            let qd = self.now.saturating_add(qc.timeout_ns);
+            self.q.schedule(qd, Ev::QueryTimeout { req: r, token });
+            deadline = deadline.min(qd);
+        }
+        let shards = self.cfg.pools[qc.pool].shards;
+        let parts = match qc.fanout {
+            Fanout::One => 1,
+            Fanout::All => shards,
+        };
+        let req = &mut self.reqs[r];
+        req.q_attempt += 1;
+        req.query_token = token;
+        req.query_deadline = deadline;
+        req.parts_left = parts;
+        req.parts_failed = 0;
+        for i in 0..parts {
+            let shard = match qc.fanout {
+                Fanout::One if shards > 1 => self.route_rng.random_range(0..shards),
+                Fanout::One => 0,
+                Fanout::All => i,
+            };
+            let server = self.pools[qc.pool].pick(shard, qc.read);
+            let job = Job {
+                pool: qc.pool as u16,
+                server,
+                req: r,
+                token,
+                enqueued: self.now,
+                started: 0,
+                deadline,
+                cost: qc.cost,
+            };
+            if !self.send(qc.pool, job) {
+                self.part_done(r, false);
+                if self.reqs[r].query_token != token {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Hands a job to its server; false when it fails at once (outage, full queue).
+    #[inline]
+    fn send(&mut self, p: usize, job: Job) -> bool {
+        let pool = &mut self.pools[p];
+        pool.stats.sent += 1;
+        if pool.outages > 0 {
+            pool.stats.failed_fast += 1;
+            return false;
+        }
+        let server = &pool.servers[job.server as usize];
+        if server.busy < pool.workers {
+            let j = self.jobs.insert(job);
+            self.start_service(p, j);
+            return true;
+        }
+        if (server.queue.len() as u32) < self.cfg.pools[p].queue_limit {
+            pool.integrate(self.now);
+            let j = self.jobs.insert(job);
+            pool.servers[job.server as usize].queue.push_back(j);
+            pool.queued += 1;
+            return true;
+        }
+        pool.stats.dropped += 1;
+        false
+    }
+
+    #[inline]
+    fn start_service(&mut self, p: usize, j: u32) {
+        let pool = &mut self.pools[p];
+        pool.integrate(self.now);
+        let job = self.jobs.get_mut(j);
+        job.started = self.now;
+        let server = &mut pool.servers[job.server as usize];
+        server.busy += 1;
+        let in_service = server.busy;
+        pool.busy += 1;
+        let cost = job.cost;
+        let t = pool.service_ns(&self.cfg.pools[p], cost, in_service);
+        self.q
+            .schedule(self.now.saturating_add(t), Ev::JobDone { job: j });
+    }
+
+    fn job_done(&mut self, j: u32) {
+        let job = *self.jobs.get(j);
+        let p = job.pool as usize;
+        let pcfg = &self.cfg.pools[p];
+        let pool = &mut self.pools[p];
+        pool.integrate(self.now);
+        pool.servers[job.server as usize].busy -= 1;
+        pool.busy -= 1;
+        pool.stats.served += 1;
+        pool.stats.wait_sum_ns += (job.started - job.enqueued) as f64;
+        pool.stats.sojourn_sum_ns += (self.now - job.enqueued) as f64;
+        let ok = pcfg.error_rate == 0.0 || pool.rng.random::<f64>() >= pcfg.error_rate;
+        self.jobs.remove(j);
+        self.serve_next(p, job.server);
+        if self.reqs[job.req].query_token == job.token {
+            self.part_done(job.req, ok);
+        }
+    }
+
+    /// Starts waiting jobs on a server while it has free workers, dropping expired ones.
+    fn serve_next(&mut self, p: usize, server: u32) {
+        let (discipline, cancel_expired) = (
+            self.cfg.pools[p].discipline,
+            self.cfg.pools[p].cancel_expired,
+        );
+        loop {
+            let pool = &mut self.pools[p];
+            if pool.servers[server as usize].busy >= pool.workers {
+                return;
+            }
+            pool.integrate(self.now);
+            let Some(nj) = pool.next_waiting(server, discipline) else {
+                return;
+            };
+            if cancel_expired {
+                let job = self.jobs.get(nj);
+                if job.deadline <= self.now || self.reqs[job.req].query_token != job.token {
+                    pool.stats.expired += 1;
+                    self.jobs.remove(nj);
+                    continue;
+                }
+            }
+            self.start_service(p, nj);
+        }
+    }
+
+    #[inline]
+    fn part_done(&mut self, r: u32, ok: bool) {
+        let req = &mut self.reqs[r];
+        req.parts_left -= 1;
+        if !ok {
+            req.parts_failed += 1;
+            // All-or-nothing: one failed part fails the query at once.
+            self.query_failed(r);
+            return;
+        }
+        if req.parts_left == 0 {
+            self.step_done(r);
+        }
+    }
+
+    fn step_done(&mut self, r: u32) {
+        let c = self.reqs[r].class as usize;
+        let req = &mut self.reqs[r];
+        req.step += 1;
+        if (req.step as usize) < self.cfg.classes[c].steps.len() {
+            req.q_attempt = 0;
+            req.q_prev_sleep = 0;
+            self.start_query(r);
+        } else {
+            self.request_done(r, true);
+        }
+    }
+
+    /// The current query attempt failed: retry it at query level, or fail the attempt.
+    fn query_failed(&mut self, r: u32) {
+        let (c, step) = (self.reqs[r].class as usize, self.reqs[r].step as usize);
+        let StepCfg::Query(qc) = self.cfg.classes[c].steps[step];
+        let token = self.next_token();
+        // Invalidate the outstanding parts: their caller has moved on.
+        self.reqs[r].query_token = token;
+        let n = self.reqs[r].q_attempt as u32;
+        if n < qc.retry.max_attempts {
+            let cs = &mut self.classes[c];
+            let allowed = match cs.step_budgets[step].as_mut() {
+                Some(b) => b.try_take(self.now),
+                None => true,
+            };
+            if allowed {
+                let mut prev = self.reqs[r].q_prev_sleep;
+                let delay = backoff_delay(&qc.retry, n, &mut prev, &mut cs.retry_rng);
+                self.reqs[r].q_prev_sleep = prev;
+                self.q.schedule(
+                    self.now.saturating_add(delay),
+                    Ev::QueryStart { req: r, token },
+                );
+                return;
+            }
+        }
+        self.attempt_failed(r);
+    }
+
+    /// The current attempt failed (error or client timeout): retry it, or fail the request.
+    fn attempt_failed(&mut self, r: u32) {
+        let c = self.reqs[r].class as usize;
+        let policy = self.cfg.classes[c].retry;
+        let cs = &mut self.classes[c];
+        if let Some(b) = &policy.breaker {
+            cs.breaker.record(b, self.now, false);
+        }
+        let a_token = self.next_token();
+        let q_token = self.next_token();
+        let req = &mut self.reqs[r];
+        req.attempt_token = a_token;
+        req.query_token = q_token;
+        let n = req.attempt as u32;
+        if n < policy.max_attempts {
+            let cs = &mut self.classes[c];
+            let allowed = match cs.retry_budget.as_mut() {
+                Some(b) => b.try_take(self.now),
+                None => true,
+            };
+            if allowed {
+                let mut prev = self.reqs[r].prev_sleep;
+                let delay = backoff_delay(&policy, n, &mut prev, &mut cs.retry_rng);
+                self.reqs[r].prev_sleep = prev;
+                self.q.schedule(
+                    self.now.saturating_add(delay),
+                    Ev::AttemptStart {
+                        req: r,
+                        token: a_token,
+                    },
+                );
+                return;
+            }
+        }
+        self.request_done(r, false);
+    }
+
+    fn request_done(&mut self, r: u32, ok: bool) {
+        let c = self.reqs[r].class as usize;
+        let arrived = self.reqs[r].arrived;
+        let cs = &mut self.classes[c];
+        if ok {
+            if let Some(b) = &self.cfg.classes[c].retry.breaker {
+                cs.breaker.record(b, self.now, true);
+            }
+            cs.counts.succeeded += 1;
+            let lat = self.now - arrived;
+            cs.latency.record(lat);
+            cs.step_latency.record(lat);
+            cs.latency_sum_ns += lat as f64;
+        } else {
+            cs.counts.failed += 1;
+        }
+        let a = self.next_token();
+        let q = self.next_token();
+        self.reqs[r].attempt_token = a;
+        self.reqs[r].query_token = q;
+        self.reqs.remove(r);
+    }
+
+    fn action(&mut self, idx: usize) {
+        let (_, action) = self.actions[idx];
+        match action {
+            Action::Start(e) => {
+                let ev = &self.cfg.events[e as usize];
+                if !ev.enabled {
+                    return;
+                }
+                self.active[e as usize] = true;
+                match ev.kind {
+                    EventKind::Slowdown { pool, factor } => {
+                        self.pools[pool].slowdown *= factor;
+                    }
+                    EventKind::Outage { pool } => self.pools[pool].outages += 1,
+                    EventKind::Burst { class, clients } => {
+                        let b = &mut self.bursts[e as usize];
+                        *b = BurstState {
+                            remaining: clients,
+                            u: 0.0,
+                            start: self.now,
+                            spread: ev.for_ns,
+                            class: class as u16,
+                        };
+                        if let Some(t) = b.next_time(&mut self.burst_rng) {
+                            self.q.schedule(t, Ev::Burst { event: e });
+                        }
+                    }
+                }
+            }
+            Action::End(e) => {
+                if !std::mem::take(&mut self.active[e as usize]) {
+                    return;
+                }
+                match self.cfg.events[e as usize].kind {
+                    EventKind::Slowdown { pool, factor } => self.pools[pool].slowdown /= factor,
+                    EventKind::Outage { pool } => self.pools[pool].outages -= 1,
+                    EventKind::Burst { .. } => {}
+                }
+            }
+            Action::Intervene(i) => self.intervene(i as usize),
+        }
+    }
+
+    /// Puts an intervention's configuration in force, keeping all state.
+    fn intervene(&mut self, i: usize) {
+        let old = std::mem::replace(&mut self.cfg, self.sc.interventions[i].config.clone());
+        for c in 0..self.classes.len() {
+            let changed_rate = {
+                let (o, n) = (&old.classes[c], &self.cfg.classes[c]);
+                o.rate_per_s != n.rate_per_s || o.profile != n.profile
+            };
+            self.classes[c].reconfigure(self.now, &old.classes[c], &self.cfg.classes[c]);
+            if changed_rate {
+                self.schedule_arrival(c);
+            }
+        }
+        for p in 0..self.pools.len() {
+            self.pools[p].integrate(self.now);
+            self.pools[p].workers = self.cfg.pools[p].workers;
+            for s in 0..self.pools[p].servers.len() {
+                self.serve_next(p, s as u32);
+            }
+        }
+    }
+
+    /// Closes one time-series step: rates per second over the step, p99, pool averages.
+    fn tick(&mut self) {
+        let span = self.now - self.step_start;
+        if span == 0 {
+            return;
+        }
+        let secs = ns_to_secs(span);
+        let mut row = Vec::with_capacity(1 + 6 * self.classes.len() + 2 * self.pools.len());
+        row.push(ns_to_secs(self.step_start));
+        for cs in &mut self.classes {
+            let (n, m) = (cs.counts, cs.step_mark);
+            row.push((n.offered - m.offered) as f64 / secs);
+            row.push((n.attempts - m.attempts) as f64 / secs);
+            row.push((n.succeeded - m.succeeded) as f64 / secs);
+            row.push((n.failed - m.failed) as f64 / secs);
+            row.push((n.rejected - m.rejected) as f64 / secs);
+            row.push(
+                cs.step_latency
+                    .quantile(0.99)
+                    .map(|v| v / 1e9)
+                    .unwrap_or(f64::NAN),
+            );
+            cs.step_mark = n;
+            cs.step_latency.clear();
+        }
+        for pool in &mut self.pools {
+            pool.integrate(self.now);
+            let (util, qlen) = pool.window(&pool.step_mark, span);
+            row.push(util);
+            row.push(qlen);
+            pool.step_mark = pool.stats.clone();
+        }
+        self.rows.push(row);
+        self.step_start = self.now;
+        if let Some(p) = &self.progress {
+            p.store(self.now, Ordering::Relaxed);
+        }
+    }
+
+    fn finish(mut self) -> Result<RunResult, SimError> {
+        let dur_s = ns_to_secs(self.end);
+        let live = self.reqs.live_per_class(self.classes.len());
+        let mut classes = IndexMap::new();
+        for (c, cs) in self.classes.iter().enumerate() {
+            let k = cs.counts;
+            let name = self.cfg.classes[c].name.clone();
+            // Every request is accounted for, in every run.
+            if k.offered != k.admitted + k.rejected
+                || k.admitted != k.succeeded + k.failed + live[c]
+            {
+                return Err(SimError::Accounting {
+                    class: name,
+                    detail: format!(
+                        "offered {} admitted {} rejected {} succeeded {} failed {} in flight {}",
+                        k.offered, k.admitted, k.rejected, k.succeeded, k.failed, live[c]
+                    ),
+                });
+            }
+            let q = |x: f64| cs.latency.quantile(x).map(|v| v / 1e9);
+            classes.insert(
+                name,
+                ClassSummary {
+                    offered: k.offered,
+                    admitted: k.admitted,
+                    rejected: k.rejected,
+                    succeeded: k.succeeded,
+                    failed: k.failed,
+                    in_flight: live[c],
+                    attempts: k.attempts,
+                    goodput_per_s: k.succeeded as f64 / dur_s,
+                    latency_s: Latency {
+                        mean: (k.succeeded > 0)
+                            .then(|| cs.latency_sum_ns / k.succeeded as f64 / 1e9),
+                        p50: q(0.5),
+                        p99: q(0.99),
+                    },
+                },
+            );
+        }
+        let mut pools = IndexMap::new();
+        for (p, pool) in self.pools.iter_mut().enumerate() {
+            pool.integrate(self.end);
+            let (util, qlen) = pool.window(&Default::default(), self.end);
+            let (wait, sojourn) = pool.means();
+            let s = &pool.stats;
+            pools.insert(
+                self.cfg.pools[p].name.clone(),
+                PoolSummary {
+                    utilization: util,
+                    mean_queue_len: qlen,
+                    mean_wait_s: wait,
+                    mean_sojourn_s: sojourn,
+                    served: s.served,
+                    dropped: s.dropped,
+                    expired: s.expired,
+                    queries: s.sent,
+                    failed_fast: s.failed_fast,
+                },
+            );
+        }
+        let mut columns = vec!["time_s".to_string()];
+        for c in &self.cfg.classes {
+            for m in [
+                "offered_per_s",
+                "attempts_per_s",
+                "goodput_per_s",
+                "failed_per_s",
+                "rejected_per_s",
+                "latency_p99_s",
+            ] {
+                columns.push(format!("{}.{m}", c.name));
+            }
+        }
+        for p in &self.cfg.pools {
+            for m in ["utilization", "queue_len"] {
+                columns.push(format!("{}.{m}", p.name));
+            }
+        }
+        let markers = markers(self.sc);
+        Ok(RunResult {
+            summary: Summary {
+                scenario: self.sc.name.clone(),
+                variant: self.sc.variant.clone(),
+                seed: self.sc.seed,
+                sim_duration_s: dur_s,
+                events: self.events,
+                classes,
+                pools,
+            },
+            series: TimeSeries {
+                columns,
+                rows: std::mem::take(&mut self.rows),
+            },
+            markers,
+            title: self.sc.title.clone(),
+            wall_s: 0.0,
+        })
+    }
+}
+
+/// The events and interventions of a scenario, as timeline markers (enabled events only,
+/// as configured at the start of the run).
+pub fn markers(sc: &Scenario) -> Vec<Marker> {
+    let mut out = Vec::new();
+    for e in &sc.config.events {
+        if !e.enabled {
+            continue;
+        }
+        let mut t = e.at_ns;
+        while t < sc.duration {
+            out.push(Marker {
+                kind: MarkerKind::Event,
+                label: e.label.clone(),
+                start_s: ns_to_secs(t),
+                end_s: Some(ns_to_secs(t.saturating_add(e.for_ns).min(sc.duration))),
+            });
+            match e.every_ns {
+                Some(p) => t = t.saturating_add(p),
+                None => break,
+            }
+        }
+    }
+    for iv in &sc.interventions {
+        out.push(Marker {
+            kind: MarkerKind::Intervention,
+            label: iv.label.clone(),
+            start_s: ns_to_secs(iv.time),
+            end_s: None,
+        });
+    }
+    out
+}

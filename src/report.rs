@@ -1,0 +1,8 @@
+//! Reports: CSV and JSON writers and plotters charts. Reports only read results; every file
+//! is written to a temporary name and renamed, so an interrupted run leaves no half file.
+
+pub mod csv;
+pub mod files;
+pub mod timeline;
+
+pub use files::{write_atomic, write_json};

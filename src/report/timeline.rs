@@ -1,0 +1,315 @@
+//! The timeline picture: the main series over time in stacked panels, with events shaded
+//! and interventions marked and numbered, drawn from the exported time series only.
+
+use super::files::with_temp;
+use crate::model::metrics::{Marker, MarkerKind, TimeSeries};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::path::Path;
+use std::sync::Once;
+
+/// Registers the bundled DejaVu font once, so text renders with no system fonts.
+pub fn ensure_font() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let _ = plotters::style::register_font(
+            "sans-serif",
+            FontStyle::Normal,
+            dejavu::sans::regular(),
+        );
+        let _ = plotters::style::register_font("sans-serif", FontStyle::Bold, dejavu::sans::bold());
+    });
+}
+
+/// Colours that stay apart for the colour-blind (Okabe–Ito) plus greys.
+pub const PALETTE: [RGBColor; 8] = [
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(230, 159, 0),
+    RGBColor(86, 180, 233),
+    RGBColor(120, 120, 120),
+    RGBColor(0, 0, 0),
+];
+
+/// One line on a panel.
+pub struct Line {
+    pub label: String,
+    pub values: Vec<f64>,
+    pub color: RGBColor,
+    pub thin: bool,
+}
+
+/// One panel of the timeline.
+pub struct Panel {
+    pub title: String,
+    pub lines: Vec<Line>,
+    /// Fixed y range top (e.g. 1.0 for ratios), else from the data.
+    pub y_max: Option<f64>,
+}
+
+/// The panels a time series offers: request rates, latency, and utilisation and ratios.
+pub fn default_panels(ts: &TimeSeries) -> Vec<Panel> {
+    let classes: Vec<String> = ts
+        .columns
+        .iter()
+        .filter_map(|c| c.strip_suffix(".goodput_per_s").map(str::to_string))
+        .collect();
+    let mut rates = Vec::new();
+    let mut latency = Vec::new();
+    for (i, c) in classes.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let get = |m: &str| ts.column(&format!("{c}.{m}")).unwrap_or_default();
+        rates.push(Line {
+            label: format!("{c} offered"),
+            values: get("offered_per_s"),
+            color: color.mix(0.45).to_rgba().flatten(),
+            thin: true,
+        });
+        rates.push(Line {
+            label: format!("{c} goodput"),
+            values: get("goodput_per_s"),
+            color,
+            thin: false,
+        });
+        rates.push(Line {
+            label: format!("{c} attempts"),
+            values: get("attempts_per_s"),
+            color: color.mix(0.7).to_rgba().flatten(),
+            thin: true,
+        });
+        latency.push(Line {
+            label: format!("{c} p99"),
+            values: get("latency_p99_s"),
+            color,
+            thin: false,
+        });
+    }
+    let mut ratios = Vec::new();
+    let mut k = 0;
+    for col in &ts.columns {
+        let label = if let Some(p) = col.strip_suffix(".utilization") {
+            format!("{p} utilisation")
+        } else if let Some(c) = col.strip_suffix(".hit_ratio") {
+            format!("{c} hit ratio")
+        } else {
+            continue;
+        };
+        ratios.push(Line {
+            label,
+            values: ts.column(col).unwrap_or_default(),
+            color: PALETTE[(k + 2) % PALETTE.len()],
+            thin: false,
+        });
+        k += 1;
+    }
+    vec![
+        Panel {
+            title: "Requests per second".into(),
+            lines: rates,
+            y_max: None,
+        },
+        Panel {
+            title: "Latency p99 of successful requests (s)".into(),
+            lines: latency,
+            y_max: None,
+        },
+        Panel {
+            title: "Utilisation and hit ratio".into(),
+            lines: ratios,
+            y_max: Some(1.05),
+        },
+    ]
+}
+
+trait Rgb {
+    fn flatten(&self) -> RGBColor;
+}
+impl Rgb for RGBAColor {
+    fn flatten(&self) -> RGBColor {
+        // Blend toward white by the alpha, so light lines stay opaque in both formats.
+        let a = self.3;
+        let f = |c: u8| (c as f64 * a + 255.0 * (1.0 - a)).round() as u8;
+        RGBColor(f(self.0), f(self.1), f(self.2))
+    }
+}
+
+/// Writes `timeline.png` and `timeline.svg` into `dir`.
+pub fn write(
+    dir: &Path,
+    title: &str,
+    ts: &TimeSeries,
+    markers: &[Marker],
+    panels: &[Panel],
+) -> std::io::Result<()> {
+    ensure_font();
+    let h = 150 + 260 * panels.len() as u32 + 22 * markers.len().div_ceil(2) as u32;
+    let size = (1400, h);
+    with_temp(&dir.join("timeline.png"), |tmp| {
+        let root = BitMapBackend::new(tmp, size).into_drawing_area();
+        draw(&root, title, ts, markers, panels).map_err(std::io::Error::other)?;
+        root.present()
+            .map_err(|e| std::io::Error::other(e.to_string()))
+    })?;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        draw(&root, title, ts, markers, panels).map_err(std::io::Error::other)?;
+        root.present()
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+    }
+    super::files::write_atomic(&dir.join("timeline.svg"), svg.as_bytes())
+}
+
+/// The unit the time axis reads best in for a run of `span_s` seconds.
+pub fn time_unit(span_s: f64) -> (f64, &'static str) {
+    if span_s >= 3.0 * 3600.0 {
+        (3600.0, "h")
+    } else if span_s >= 180.0 {
+        (60.0, "min")
+    } else {
+        (1.0, "s")
+    }
+}
+
+fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    ts: &TimeSeries,
+    markers: &[Marker],
+    panels: &[Panel],
+) -> Result<(), String> {
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    root.fill(&WHITE).map_err(e)?;
+    let times = ts.column("time_s").unwrap_or_default();
+    let step = if times.len() > 1 {
+        times[1] - times[0]
+    } else {
+        1.0
+    };
+    let span = times.last().map(|t| t + step).unwrap_or(1.0);
+    let (unit, unit_name) = time_unit(span);
+    let (w, h) = root.dim_in_pixel();
+    let legend_h = 22 * markers.len().div_ceil(2) as i32 + 10;
+    let (top, rest) = root.split_vertically(50);
+    top.draw(&Text::new(
+        title.to_string(),
+        (20, 12),
+        ("sans-serif", 26).into_font().style(FontStyle::Bold),
+    ))
+    .map_err(e)?;
+    let (body, legend) = rest.split_vertically(h as i32 - 50 - legend_h);
+    let areas = body.split_evenly((panels.len().max(1), 1));
+    let mids: Vec<f64> = times.iter().map(|t| (t + step / 2.0) / unit).collect();
+    let numbered: Vec<(usize, &Marker)> = markers
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (i + 1, m))
+        .collect();
+    for (pi, (panel, area)) in panels.iter().zip(areas.iter()).enumerate() {
+        let data_max = panel
+            .lines
+            .iter()
+            .flat_map(|l| l.values.iter().copied())
+            .filter(|v| v.is_finite())
+            .fold(0.0f64, f64::max);
+        let y_max = panel
+            .y_max
+            .unwrap_or(if data_max > 0.0 { data_max * 1.1 } else { 1.0 });
+        let mut chart = ChartBuilder::on(area)
+            .caption(&panel.title, ("sans-serif", 20))
+            .margin_left(10)
+            .margin_right(30)
+            .x_label_area_size(if pi + 1 == panels.len() { 40 } else { 25 })
+            .y_label_area_size(80)
+            .build_cartesian_2d(0.0..span / unit, 0.0..y_max)
+            .map_err(e)?;
+        let mut mesh = chart.configure_mesh();
+        mesh.light_line_style(RGBColor(235, 235, 235))
+            .label_style(("sans-serif", 15));
+        if pi + 1 == panels.len() {
+            mesh.x_desc(format!("time ({unit_name})"));
+        }
+        mesh.draw().map_err(e)?;
+        for (n, m) in &numbered {
+            let x0 = m.start_s / unit;
+            match (m.kind, m.end_s) {
+                (MarkerKind::Event, Some(end)) => {
+                    let x1 = (end / unit).max(x0 + span / unit / 400.0);
+                    chart
+                        .draw_series(std::iter::once(Rectangle::new(
+                            [(x0, 0.0), (x1, y_max)],
+                            RGBColor(214, 39, 40).mix(0.13).filled(),
+                        )))
+                        .map_err(e)?;
+                }
+                _ => {
+                    chart
+                        .draw_series(std::iter::once(PathElement::new(
+                            vec![(x0, 0.0), (x0, y_max)],
+                            BLACK.mix(0.6).stroke_width(1),
+                        )))
+                        .map_err(e)?;
+                }
+            }
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    format!("{n}"),
+                    (x0, y_max * 0.97),
+                    ("sans-serif", 14).into_font(),
+                )))
+                .map_err(e)?;
+        }
+        for line in &panel.lines {
+            let pts: Vec<(f64, f64)> = mids
+                .iter()
+                .zip(&line.values)
+                .filter(|(_, v)| v.is_finite())
+                .map(|(t, v)| (*t, v.min(y_max)))
+                .collect();
+            let style = line.color.stroke_width(if line.thin { 1 } else { 2 });
+            chart
+                .draw_series(LineSeries::new(pts, style))
+                .map_err(e)?
+                .label(line.label.clone())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+        }
+        if !panel.lines.is_empty() {
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::UpperRight)
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK.mix(0.3))
+                .label_font(("sans-serif", 14))
+                .draw()
+                .map_err(e)?;
+        }
+    }
+    let half = (w / 2) as i32;
+    for (i, (n, m)) in numbered.iter().enumerate() {
+        let x = 20 + (i as i32 % 2) * half;
+        let y = 5 + (i as i32 / 2) * 22;
+        let when = super::timeline::fmt_time(m.start_s);
+        let what = match (m.kind, m.end_s) {
+            (MarkerKind::Event, Some(end)) => {
+                format!("{n}. {} ({} to {}, shaded)", m.label, when, fmt_time(end))
+            }
+            _ => format!("{n}. {} (at {})", m.label, when),
+        };
+        legend
+            .draw(&Text::new(what, (x, y), ("sans-serif", 16).into_font()))
+            .map_err(e)?;
+    }
+    Ok(())
+}
+
+/// Formats a time in seconds as h:mm:ss or m:ss.
+pub fn fmt_time(s: f64) -> String {
+    let t = s.round() as u64;
+    if t >= 3600 {
+        format!("{}:{:02}:{:02}", t / 3600, (t / 60) % 60, t % 60)
+    } else {
+        format!("{}:{:02}", t / 60, t % 60)
+    }
+}

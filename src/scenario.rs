@@ -1,0 +1,15 @@
+//! Scenario files: TOML read in two stages (a serde `Raw…` shape, then a validated
+//! [`Scenario`] the model trusts), `--set` overrides by dotted path, variants and
+//! interventions.
+
+pub mod error;
+pub mod load;
+pub mod overrides;
+pub mod raw;
+pub mod spec;
+pub mod validate;
+
+pub use error::ScenarioError;
+pub use load::Loader;
+pub use overrides::Override;
+pub use spec::*;

@@ -1,0 +1,40 @@
+//! Errors in scenario input: every one names the key path and the place it came from.
+
+/// What was wrong with a scenario, and where.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    /// The file could not be read.
+    #[error("{file}: cannot read the scenario: {source}")]
+    Io {
+        /// The file's path.
+        file: String,
+        /// The operating system's reason.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML.
+    #[error("{place}: TOML syntax error: {msg}")]
+    Syntax {
+        /// `file:line:column`.
+        place: String,
+        /// The parser's message.
+        msg: String,
+    },
+    /// A key has a bad value, a bad type, or is unknown.
+    #[error("{place}: `{path}`: {msg}")]
+    Invalid {
+        /// `file:line:column`, or the `--set`/variant/intervention that supplied the value.
+        place: String,
+        /// The dotted key path.
+        path: String,
+        /// What is wrong and what would be right.
+        msg: String,
+    },
+    /// A `--set` argument is not of the form `path=value`.
+    #[error("--set {arg}: {msg}")]
+    BadOverride {
+        /// The argument as given.
+        arg: String,
+        /// What is wrong.
+        msg: String,
+    },
+}

@@ -1,0 +1,320 @@
+//! Loading a scenario file: parse, apply a variant and `--set` overrides, deserialize,
+//! validate, and precompute the configuration each intervention puts in force. Every error
+//! names the key path and the place (file, line and column, or the override it came from).
+
+use super::error::ScenarioError;
+use super::overrides::{self, Override};
+use super::raw::RawScenario;
+use super::spec::{Intervention, Scenario};
+use super::validate::{self, nearest};
+use std::path::Path;
+use std::sync::Arc;
+use toml::{Table, Value};
+
+/// A scenario file read into memory, ready to be loaded with any variant and overrides.
+#[derive(Debug, Clone)]
+pub struct Loader {
+    /// The path as given, for messages.
+    pub file: String,
+    /// The file stem: the scenario's name.
+    pub name: String,
+    text: String,
+    table: Table,
+}
+
+impl Loader {
+    /// Reads and parses a scenario file.
+    pub fn open(path: &Path) -> Result<Self, ScenarioError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
+            file: file.clone(),
+            source,
+        })?;
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "scenario".into());
+        Self::from_text(&file, &name, text)
+    }
+
+    /// Parses scenario text; `file` is used in messages, `name` names the output folder.
+    pub fn from_text(file: &str, name: &str, text: String) -> Result<Self, ScenarioError> {
+        let table: Table = toml::from_str(&text).map_err(|e| {
+            let (line, col) = e.span().map(|s| line_col(&text, s.start)).unwrap_or((1, 1));
+            ScenarioError::Syntax {
+                place: format!("{file}:{line}:{col}"),
+                msg: e.message().trim().to_string(),
+            }
+        })?;
+        Ok(Self {
+            file: file.into(),
+            name: name.into(),
+            text,
+            table,
+        })
+    }
+
+    /// The names of the variants the file defines, in file order.
+    pub fn variant_names(&self) -> Vec<String> {
+        match self.table.get("variant") {
+            Some(Value::Table(t)) => t.keys().cloned().collect(),
+            _ => vec![],
+        }
+    }
+
+    /// The raw value at a dotted path after nothing is applied (for sweeps' operating points).
+    pub fn raw_value(&self, path: &str) -> Option<&Value> {
+        overrides::get(&self.table, path)
+    }
+
+    /// Builds the validated scenario with an optional variant and overrides (applied after
+    /// the variant, in order).
+    pub fn load(
+        &self,
+        variant: Option<&str>,
+        sets: &[Override],
+    ) -> Result<Scenario, ScenarioError> {
+        let mut table = self.table.clone();
+        let mut origins: Vec<(String, String)> = Vec::new();
+        if let Some(v) = variant {
+            let known = self.variant_names();
+            if !known.iter().any(|k| k == v) {
+                let hint = nearest(v, known.iter().map(|s| s.as_str()))
+                    .map(|n| format!("; did you mean `{n}`?"))
+                    .unwrap_or_default();
+                let list = if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                };
+                return Err(ScenarioError::Invalid {
+                    place: format!("--variant {v}"),
+                    path: format!("variant.{v}"),
+                    msg: format!(
+                        "{} defines no such variant (it has: {list}){hint}",
+                        self.file
+                    ),
+                });
+            }
+            let place = format!(
+                "variant `{v}` ({})",
+                self.place_in_file(&format!("variant.{v}"))
+            );
+            if let Some(Value::Table(set)) =
+                overrides::get(&self.table, &format!("variant.{v}.set"))
+            {
+                let mut flat = Vec::new();
+                overrides::flatten(set, "", &mut flat);
+                for (path, value) in flat {
+                    self.apply(&mut table, &path, value, &place)?;
+                    origins.push((path, place.clone()));
+                }
+            }
+        }
+        for o in sets {
+            self.apply(&mut table, &o.path, o.value.clone(), &o.origin)?;
+            origins.push((o.path.clone(), o.origin.clone()));
+        }
+        let (raw, meta, config) = self.build(&table, &origins)?;
+        let config = Arc::new(config);
+        let mut interventions = Vec::new();
+        let mut order: Vec<usize> = (0..raw.at.len()).collect();
+        order.sort_by_key(|&i| raw.at[i].time.0);
+        let mut current = config.clone();
+        let mut live = table.clone();
+        for i in order {
+            let at = &raw.at[i];
+            let place = format!(
+                "[[at]] entry {} ({})",
+                i + 1,
+                self.place_in_file(&format!("at.{i}"))
+            );
+            let mut flat = Vec::new();
+            overrides::flatten(&at.set, "", &mut flat);
+            if flat.is_empty() {
+                return Err(self.invalid(
+                    &format!("at.{i}.set"),
+                    "sets nothing; give at least one `path = value`",
+                    &[],
+                ));
+            }
+            for (path, value) in flat {
+                self.apply(&mut live, &path, value, &place)?;
+                origins.push((path, place.clone()));
+            }
+            let (_, _, next) = self.build(&live, &origins)?;
+            validate::same_structure(&current, &next).map_err(|msg| ScenarioError::Invalid {
+                place: place.clone(),
+                path: format!("at.{i}.set"),
+                msg: format!("interventions change parameters, not structure: {msg}"),
+            })?;
+            current = Arc::new(next);
+            let label = at
+                .label
+                .clone()
+                .unwrap_or_else(|| format!("intervention {}", i + 1));
+            interventions.push(Intervention {
+                time: at.time.0,
+                label,
+                config: current.clone(),
+            });
+        }
+        Ok(Scenario {
+            name: self.name.clone(),
+            title: meta.title.unwrap_or_else(|| self.name.clone()),
+            description: meta.description.unwrap_or_default(),
+            case: meta.case.unwrap_or_default(),
+            seed: meta.seed,
+            duration: meta.duration,
+            step: meta.step,
+            config,
+            interventions,
+            variant: variant.map(str::to_string),
+            variants: raw
+                .variant
+                .iter()
+                .map(|(k, v)| (k.clone(), v.description.clone().unwrap_or_default()))
+                .collect(),
+        })
+    }
+
+    fn apply(
+        &self,
+        table: &mut Table,
+        path: &str,
+        value: Value,
+        origin: &str,
+    ) -> Result<(), ScenarioError> {
+        overrides::apply(table, path, value).map_err(|msg| ScenarioError::Invalid {
+            place: origin.to_string(),
+            path: path.to_string(),
+            msg,
+        })
+    }
+
+    fn build(
+        &self,
+        table: &Table,
+        origins: &[(String, String)],
+    ) -> Result<(RawScenario, validate::Meta, super::spec::Config), ScenarioError> {
+        let raw: RawScenario = serde_path_to_error::deserialize(Value::Table(table.clone()))
+            .map_err(|e| {
+                let mut path: Vec<String> = e
+                    .path()
+                    .iter()
+                    .filter_map(|s| match s {
+                        serde_path_to_error::Segment::Seq { index } => Some(index.to_string()),
+                        serde_path_to_error::Segment::Map { key } => Some(key.clone()),
+                        serde_path_to_error::Segment::Enum { variant } => Some(variant.clone()),
+                        serde_path_to_error::Segment::Unknown => None,
+                    })
+                    .collect();
+                let msg = e.inner().message().trim().to_string();
+                let msg = explain(&msg, &mut path);
+                self.invalid(&path.join("."), &msg, origins)
+            })?;
+        let (meta, config) =
+            validate::validate(&raw).map_err(|(path, msg)| self.invalid(&path, &msg, origins))?;
+        Ok((raw, meta, config))
+    }
+
+    fn invalid(&self, path: &str, msg: &str, origins: &[(String, String)]) -> ScenarioError {
+        let from_override = origins.iter().rev().find(|(p, _)| {
+            p == path || path.starts_with(&format!("{p}.")) || p.starts_with(&format!("{path}."))
+        });
+        let place = match from_override {
+            Some((_, origin)) => origin.clone(),
+            None => self.place_in_file(path),
+        };
+        ScenarioError::Invalid {
+            place,
+            path: if path.is_empty() {
+                "(top level)".into()
+            } else {
+                path.into()
+            },
+            msg: msg.into(),
+        }
+    }
+
+    /// `file:line:col` of the key at `path`, or of its nearest ancestor present in the file.
+    fn place_in_file(&self, path: &str) -> String {
+        let offset = locate(&self.text, path).unwrap_or(0);
+        let (line, col) = line_col(&self.text, offset);
+        format!("{}:{line}:{col}", self.file)
+    }
+}
+
+/// Rewrites serde's messages into ones that name the fix: the nearest valid key for a
+/// misspelling, and the unknown key itself in the path.
+fn explain(msg: &str, path: &mut Vec<String>) -> String {
+    for what in ["unknown field", "unknown variant"] {
+        if let Some(rest) = msg.strip_prefix(what) {
+            let name = rest.split('`').nth(1).unwrap_or("");
+            let expected: Vec<&str> = rest
+                .split("expected")
+                .nth(1)
+                .unwrap_or("")
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .collect();
+            let list = expected
+                .iter()
+                .map(|e| format!("`{e}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let hint = nearest(name, expected.iter().copied())
+                .map(|n| format!("; did you mean `{n}`?"))
+                .unwrap_or_default();
+            if what == "unknown field" {
+                if path.last().map(|s| s.as_str()) != Some(name) {
+                    path.push(name.to_string());
+                }
+                return format!("unknown key `{name}` (valid keys here: {list}){hint}");
+            }
+            return format!("unknown value `{name}` (valid values: {list}){hint}");
+        }
+    }
+    if let Some(rest) = msg.strip_prefix("missing field") {
+        return format!("missing required key {}", rest.trim());
+    }
+    msg.to_string()
+}
+
+/// The byte offset of the key at `path` (or its nearest present ancestor) in `text`.
+fn locate(text: &str, path: &str) -> Option<usize> {
+    use toml::de::{DeTable, DeValue};
+    let doc = DeTable::parse(text).ok()?;
+    let mut best = None;
+    let mut table = Some(doc.get_ref());
+    let mut array: Option<&toml::de::DeArray> = None;
+    for seg in path.split('.').filter(|s| !s.is_empty()) {
+        let value = if let Some(t) = table {
+            let (k, v) = t.iter().find(|(k, _)| k.get_ref().as_ref() == seg)?;
+            best = Some(k.span().start);
+            v
+        } else if let Some(a) = array {
+            let v = a.iter().nth(seg.parse::<usize>().ok()?)?;
+            best = Some(v.span().start);
+            v
+        } else {
+            break;
+        };
+        table = None;
+        array = None;
+        match value.get_ref() {
+            DeValue::Table(t) => table = Some(t),
+            DeValue::Array(a) => array = Some(a),
+            _ => {}
+        }
+    }
+    best
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rfind('\n').map(|i| offset - i).unwrap_or(offset + 1);
+    (line, col)
+}

@@ -1,0 +1,182 @@
+//! Setting a scenario value by dotted path (`class.request.rate=2.5`): used by `--set`,
+//! variants, interventions and sweeps alike, so all four behave the same.
+
+use super::error::ScenarioError;
+use toml::{Table, Value};
+
+/// One `path = value` assignment and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Override {
+    /// The dotted key path, e.g. `pool.server.workers`.
+    pub path: String,
+    /// The value to set.
+    pub value: Value,
+    /// Where it came from, for error messages (`--set pool.server.workers=0`).
+    pub origin: String,
+}
+
+impl Override {
+    /// Parses `path=value` as given on the command line. The value is read as a TOML value
+    /// (`4`, `2.5`, `true`, `"text"`, `[1, 2]`); anything else is taken as a string, so
+    /// `--set class.request.timeout=10s` works without quotes.
+    pub fn parse(arg: &str) -> Result<Self, ScenarioError> {
+        let Some((path, text)) = arg.split_once('=') else {
+            return Err(ScenarioError::BadOverride {
+                arg: arg.into(),
+                msg: "expected `path=value`, e.g. `class.request.rate=2.5`".into(),
+            });
+        };
+        let path = path.trim();
+        if path.is_empty() || path.split('.').any(|s| s.trim().is_empty()) {
+            return Err(ScenarioError::BadOverride {
+                arg: arg.into(),
+                msg: "the key path is empty or has an empty segment".into(),
+            });
+        }
+        Ok(Self {
+            path: path.into(),
+            value: parse_value(text.trim()),
+            origin: format!("--set {arg}"),
+        })
+    }
+
+    /// An override made by the program itself (sweeps), with its origin for messages.
+    pub fn new(path: &str, value: Value, origin: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            value,
+            origin: origin.into(),
+        }
+    }
+}
+
+/// Reads `text` as a TOML value, or as a plain string if it is not one.
+pub fn parse_value(text: &str) -> Value {
+    match toml::from_str::<Table>(&format!("v = {text}")) {
+        Ok(mut t) => t.remove("v").unwrap_or_else(|| Value::String(text.into())),
+        Err(_) => Value::String(text.into()),
+    }
+}
+
+/// Flattens a table of settings (`{ class.boot.rate = 5 }` or `{ "class.boot.rate" = 5 }`)
+/// into dotted paths and leaf values, in file order.
+pub fn flatten(table: &Table, prefix: &str, out: &mut Vec<(String, Value)>) {
+    for (k, v) in table {
+        let path = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        match v {
+            Value::Table(t) if !t.is_empty() => flatten(t, &path, out),
+            _ => out.push((path, v.clone())),
+        }
+    }
+}
+
+/// Sets `path` in `root` to `value`, creating tables on the way. Numeric segments index
+/// arrays (`class.boot.steps.0.cost`).
+pub fn apply(root: &mut Table, path: &str, value: Value) -> Result<(), String> {
+    let segs: Vec<&str> = path.split('.').collect();
+    let mut cur: &mut Value = {
+        let first = segs[0];
+        if segs.len() == 1 {
+            root.insert(first.into(), value);
+            return Ok(());
+        }
+        root.entry(first.to_string())
+            .or_insert_with(|| Value::Table(Table::new()))
+    };
+    for (i, seg) in segs.iter().enumerate().skip(1) {
+        let last = i == segs.len() - 1;
+        let here = segs[..i].join(".");
+        match cur {
+            Value::Table(t) => {
+                if last {
+                    t.insert(seg.to_string(), value);
+                    return Ok(());
+                }
+                cur = t
+                    .entry(seg.to_string())
+                    .or_insert_with(|| Value::Table(Table::new()));
+            }
+            Value::Array(a) => {
+                let idx: usize = seg.parse().map_err(|_| {
+                    format!("`{here}` is a list; index it with a number, e.g. `{here}.0`")
+                })?;
+                let len = a.len();
+                let Some(slot) = a.get_mut(idx) else {
+                    return Err(format!(
+                        "`{here}` has {len} entries; there is no entry {idx}"
+                    ));
+                };
+                if last {
+                    *slot = value;
+                    return Ok(());
+                }
+                cur = slot;
+            }
+            _ => {
+                return Err(format!(
+                    "`{here}` is a single value, not a table; cannot set `{path}`"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Reads the value at `path`, if present.
+pub fn get<'a>(root: &'a Table, path: &str) -> Option<&'a Value> {
+    let mut segs = path.split('.');
+    let mut cur = root.get(segs.next()?)?;
+    for seg in segs {
+        cur = match cur {
+            Value::Table(t) => t.get(seg)?,
+            Value::Array(a) => a.get(seg.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(cur)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_typed_values_and_bare_strings() {
+        assert_eq!(Override::parse("a.b=4").unwrap().value, Value::Integer(4));
+        assert_eq!(Override::parse("a=2.5").unwrap().value, Value::Float(2.5));
+        assert_eq!(
+            Override::parse("a=true").unwrap().value,
+            Value::Boolean(true)
+        );
+        assert_eq!(
+            Override::parse("a=10s").unwrap().value,
+            Value::String("10s".into())
+        );
+        assert_eq!(
+            Override::parse("a=\"x y\"").unwrap().value,
+            Value::String("x y".into())
+        );
+        assert!(Override::parse("novalue").is_err());
+        assert!(Override::parse("a..b=1").is_err());
+    }
+
+    #[test]
+    fn applies_nested_and_indexed_paths() {
+        let mut t: Table = toml::from_str("[class.r]\nrate = 1\nsteps = [{cost = 1}]").unwrap();
+        apply(&mut t, "class.r.rate", Value::Integer(3)).unwrap();
+        apply(&mut t, "class.r.retry.max_attempts", Value::Integer(2)).unwrap();
+        apply(&mut t, "class.r.steps.0.cost", Value::Integer(9)).unwrap();
+        assert_eq!(get(&t, "class.r.rate"), Some(&Value::Integer(3)));
+        assert_eq!(
+            get(&t, "class.r.retry.max_attempts"),
+            Some(&Value::Integer(2))
+        );
+        assert_eq!(get(&t, "class.r.steps.0.cost"), Some(&Value::Integer(9)));
+        assert!(apply(&mut t, "class.r.steps.5.cost", Value::Integer(1)).is_err());
+        assert!(apply(&mut t, "class.r.rate.x", Value::Integer(1)).is_err());
+    }
+}

@@ -1,0 +1,263 @@
+//! The first stage of reading a scenario: the file's shape as serde sees it. Every field
+//! is documented in `docs/scenario.md`; unknown keys are errors.
+
+use crate::engine::time::{SimTime, parse_duration};
+use indexmap::IndexMap;
+use serde::{Deserialize, Deserializer, de};
+use toml::Table;
+
+/// A duration written with a unit ("250ms", "10s", "2h").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dur(pub SimTime);
+
+impl<'de> Deserialize<'de> for Dur {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl de::Visitor<'_> for V {
+            type Value = Dur;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a duration with a unit, e.g. \"250ms\", \"10s\", \"2h\"")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Dur, E> {
+                parse_duration(s).map(Dur).map_err(E::custom)
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Dur, E> {
+                Err(E::custom(format!(
+                    "a duration needs a unit: write \"{v}s\" or \"{v}ms\""
+                )))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Dur, E> {
+                Err(E::custom(format!(
+                    "a duration needs a unit: write \"{v}s\" or \"{v}ms\""
+                )))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Dur, E> {
+                Err(E::custom(format!(
+                    "a duration needs a unit: write \"{v}s\" or \"{v}ms\""
+                )))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A whole scenario file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawScenario {
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub case: Option<String>,
+    pub duration: Dur,
+    pub seed: Option<u64>,
+    #[serde(default)]
+    pub metrics: RawMetrics,
+    #[serde(default)]
+    pub class: IndexMap<String, RawClass>,
+    #[serde(default)]
+    pub pool: IndexMap<String, RawPool>,
+    #[serde(default)]
+    pub event: IndexMap<String, RawEvent>,
+    #[serde(default)]
+    pub at: Vec<RawAt>,
+    #[serde(default)]
+    pub variant: IndexMap<String, RawVariant>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMetrics {
+    pub step: Option<Dur>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawClass {
+    #[serde(default)]
+    pub rate: f64,
+    pub profile: Option<RawProfile>,
+    pub timeout: Option<Dur>,
+    #[serde(default)]
+    pub retry: RawRetry,
+    pub rate_limit: Option<RawTokenBucket>,
+    #[serde(default)]
+    pub steps: Vec<RawStep>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawProfile {
+    pub points: Vec<(Dur, f64)>,
+    pub every: Option<Dur>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Backoff {
+    #[default]
+    None,
+    Constant,
+    Exponential,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Jitter {
+    #[default]
+    None,
+    Full,
+    Equal,
+    Decorrelated,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRetry {
+    pub max_attempts: Option<i64>,
+    #[serde(default)]
+    pub backoff: Backoff,
+    pub base: Option<Dur>,
+    pub cap: Option<Dur>,
+    #[serde(default)]
+    pub jitter: Jitter,
+    pub budget: Option<RawTokenBucket>,
+    pub breaker: Option<RawBreaker>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTokenBucket {
+    pub rate: f64,
+    pub burst: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBreaker {
+    pub failure_ratio: f64,
+    pub window: Dur,
+    pub min_requests: Option<i64>,
+    pub open_for: Dur,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Fanout {
+    #[default]
+    One,
+    All,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ReadPref {
+    #[default]
+    Primary,
+    Replica,
+    Any,
+}
+
+/// One step of a request. Exactly one of `query` (more kinds come with later issues)
+/// names what the step does.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawStep {
+    pub query: Option<String>,
+    pub cost: Option<f64>,
+    pub fanout: Option<Fanout>,
+    pub read: Option<ReadPref>,
+    pub timeout: Option<Dur>,
+    pub retry: Option<RawRetry>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Law {
+    #[default]
+    Exp,
+    Const,
+    Lognormal,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawService {
+    #[serde(default)]
+    pub law: Law,
+    pub mean: Dur,
+    pub cv: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Discipline {
+    #[default]
+    Fifo,
+    Lifo,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPool {
+    pub shards: Option<i64>,
+    pub replicas: Option<i64>,
+    pub workers: Option<i64>,
+    pub queue_limit: Option<i64>,
+    pub service: RawService,
+    pub contention: Option<f64>,
+    #[serde(default)]
+    pub error_rate: f64,
+    #[serde(default)]
+    pub cancel_expired: bool,
+    #[serde(default)]
+    pub discipline: Discipline,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RawEventKind {
+    Slowdown,
+    Outage,
+    Burst,
+}
+
+/// A time-triggered disturbance. Which fields apply depends on `kind`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawEvent {
+    pub kind: RawEventKind,
+    pub at: Dur,
+    #[serde(rename = "for")]
+    pub for_: Option<Dur>,
+    pub every: Option<Dur>,
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    pub label: Option<String>,
+    pub pool: Option<String>,
+    pub factor: Option<f64>,
+    pub class: Option<String>,
+    pub clients: Option<i64>,
+    pub spread: Option<Dur>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// An intervention: at `time`, set the given paths to the given values.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAt {
+    pub time: Dur,
+    pub label: Option<String>,
+    pub set: Table,
+}
+
+/// A named design variant: a set of overrides.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawVariant {
+    pub description: Option<String>,
+    #[serde(default)]
+    pub set: Table,
+}

@@ -1,0 +1,236 @@
+//! The validated scenario: what the model trusts. Names are resolved to indices, durations
+//! to nanoseconds, and every value is in range.
+
+use crate::engine::time::SimTime;
+pub use crate::scenario::raw::{Backoff, Discipline, Fanout, Jitter, Law, ReadPref};
+use std::sync::Arc;
+
+/// A scenario ready to run.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// The file stem, used for the output folder.
+    pub name: String,
+    /// A one-line title.
+    pub title: String,
+    /// What the scenario shows.
+    pub description: String,
+    /// The incident it reproduces, if any.
+    pub case: String,
+    /// The seed of every random stream.
+    pub seed: u64,
+    /// How long to simulate.
+    pub duration: SimTime,
+    /// The time-series step.
+    pub step: SimTime,
+    /// The parameters in force at time zero.
+    pub config: Arc<Config>,
+    /// Interventions in time order, each with the whole configuration it puts in force.
+    pub interventions: Vec<Intervention>,
+    /// The variant applied, if any.
+    pub variant: Option<String>,
+    /// All variants the file defines: name and description.
+    pub variants: Vec<(String, String)>,
+}
+
+/// The parameters that interventions may change while a run goes on. The structure (which
+/// classes, pools and events exist, and their sizes) stays fixed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Request classes, in file order.
+    pub classes: Vec<ClassCfg>,
+    /// Server pools, in file order.
+    pub pools: Vec<PoolCfg>,
+    /// Time-triggered events, in file order.
+    pub events: Vec<EventCfg>,
+}
+
+/// A scheduled change of parameters.
+#[derive(Debug, Clone)]
+pub struct Intervention {
+    /// When it applies.
+    pub time: SimTime,
+    /// What it is called on the timeline.
+    pub label: String,
+    /// The configuration in force from `time` on.
+    pub config: Arc<Config>,
+}
+
+/// A request class: its workload, client policy and steps.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClassCfg {
+    pub name: String,
+    /// Base arrival rate, per second.
+    pub rate_per_s: f64,
+    pub profile: Profile,
+    /// Client deadline per attempt (`u64::MAX` = none).
+    pub timeout_ns: SimTime,
+    pub retry: RetryCfg,
+    pub rate_limit: Option<TokenBucketCfg>,
+    pub steps: Vec<StepCfg>,
+}
+
+/// A piecewise-linear multiplier of the base rate, optionally repeating.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Profile {
+    /// (time, factor) points, strictly increasing in time; empty means constant 1.
+    pub points: Vec<(SimTime, f64)>,
+    /// The period after which the profile repeats, if any.
+    pub every: Option<SimTime>,
+}
+
+impl Profile {
+    /// The multiplier at time `t`.
+    pub fn factor(&self, t: SimTime) -> f64 {
+        let p = &self.points;
+        if p.is_empty() {
+            return 1.0;
+        }
+        let t = match self.every {
+            Some(e) if e > 0 => t % e,
+            _ => t,
+        };
+        if t <= p[0].0 {
+            return p[0].1;
+        }
+        for w in p.windows(2) {
+            let ((t0, f0), (t1, f1)) = (w[0], w[1]);
+            if t <= t1 {
+                let x = (t - t0) as f64 / (t1 - t0) as f64;
+                return f0 + (f1 - f0) * x;
+            }
+        }
+        p[p.len() - 1].1
+    }
+
+    /// The largest multiplier anywhere.
+    pub fn max(&self) -> f64 {
+        self.points
+            .iter()
+            .map(|p| p.1)
+            .fold(if self.points.is_empty() { 1.0 } else { 0.0 }, f64::max)
+    }
+
+    /// True for the constant profile.
+    pub fn is_constant(&self) -> bool {
+        self.points.windows(2).all(|w| w[0].1 == w[1].1)
+            && self.points.first().is_none_or(|p| p.1 == 1.0)
+    }
+}
+
+/// A retry policy (request level or query level).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RetryCfg {
+    /// Total attempts, including the first.
+    pub max_attempts: u32,
+    pub backoff: Backoff,
+    pub base_ns: SimTime,
+    pub cap_ns: SimTime,
+    pub jitter: Jitter,
+    pub budget: Option<TokenBucketCfg>,
+    pub breaker: Option<BreakerCfg>,
+}
+
+impl RetryCfg {
+    /// One attempt, no retries.
+    pub fn none() -> Self {
+        Self {
+            max_attempts: 1,
+            backoff: Backoff::None,
+            base_ns: 0,
+            cap_ns: 0,
+            jitter: Jitter::None,
+            budget: None,
+            breaker: None,
+        }
+    }
+}
+
+/// A token bucket: `rate` tokens per second, holding at most `burst`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TokenBucketCfg {
+    pub rate_per_s: f64,
+    pub burst: f64,
+}
+
+/// A circuit breaker: opens for `open_for` when, within a window, at least `min_requests`
+/// attempts ended and the share that failed is at least `failure_ratio`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BreakerCfg {
+    pub failure_ratio: f64,
+    pub window_ns: SimTime,
+    pub min_requests: u32,
+    pub open_for_ns: SimTime,
+}
+
+/// What one step of a request does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StepCfg {
+    /// One query to a pool.
+    Query(QueryCfg),
+}
+
+/// A query to a server pool.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QueryCfg {
+    /// Index into [`Config::pools`].
+    pub pool: usize,
+    /// Service-time multiplier (a counter update costs about 100 plain writes).
+    pub cost: f64,
+    pub fanout: Fanout,
+    pub read: ReadPref,
+    /// The service's own deadline for one query attempt (`u64::MAX` = none); past it the
+    /// query counts as failed and may be retried while the original keeps running.
+    pub timeout_ns: SimTime,
+    pub retry: RetryCfg,
+}
+
+/// A service-time law.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ServiceCfg {
+    pub law: Law,
+    pub mean_ns: SimTime,
+    pub cv: f64,
+}
+
+/// A server pool: `shards` x (1 primary + `replicas`) servers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PoolCfg {
+    pub name: String,
+    pub shards: u32,
+    pub replicas: u32,
+    /// Workers per server.
+    pub workers: u32,
+    /// Waiting places per server (`u32::MAX` = unbounded).
+    pub queue_limit: u32,
+    pub service: ServiceCfg,
+    /// Service time is multiplied by `1 + contention * (queries in service - 1)`.
+    pub contention: f64,
+    pub error_rate: f64,
+    pub cancel_expired: bool,
+    pub discipline: Discipline,
+}
+
+/// A time-triggered event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventCfg {
+    pub name: String,
+    pub label: String,
+    pub kind: EventKind,
+    pub at_ns: SimTime,
+    /// How long it lasts (a burst: its spread).
+    pub for_ns: SimTime,
+    /// Repeats with this period, if set.
+    pub every_ns: Option<SimTime>,
+    pub enabled: bool,
+}
+
+/// What an event does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EventKind {
+    /// Service times of a pool are multiplied by `factor`.
+    Slowdown { pool: usize, factor: f64 },
+    /// Every query to a pool fails at once.
+    Outage { pool: usize },
+    /// `clients` requests of a class arrive, uniformly spread over the event's length.
+    Burst { class: usize, clients: u64 },
+}

@@ -1,0 +1,52 @@
+//! Helpers shared by the integration tests.
+
+use brink::model::RunResult;
+use brink::scenario::{Loader, Override, Scenario};
+use std::path::PathBuf;
+
+/// Builds a scenario from TOML text.
+pub fn scenario(text: &str) -> Scenario {
+    Loader::from_text("test.toml", "test", text.to_string())
+        .unwrap()
+        .load(None, &[])
+        .unwrap()
+}
+
+/// Loads a bundled scenario with an optional variant and `path=value` overrides.
+pub fn bundled(name: &str, variant: Option<&str>, sets: &[&str]) -> Scenario {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("scenarios")
+        .join(format!("{name}.toml"));
+    let overrides: Vec<Override> = sets.iter().map(|s| Override::parse(s).unwrap()).collect();
+    Loader::open(&path)
+        .unwrap()
+        .load(variant, &overrides)
+        .unwrap()
+}
+
+/// Runs a scenario with run index `run`.
+pub fn run(sc: &Scenario, run: u64) -> RunResult {
+    brink::model::run(sc, run).unwrap()
+}
+
+/// The mean of a column over rows whose time lies in [from, to) seconds.
+pub fn mean_between(r: &RunResult, column: &str, from: f64, to: f64) -> f64 {
+    let t = r.series.column("time_s").unwrap();
+    let v = r
+        .series
+        .column(column)
+        .unwrap_or_else(|| panic!("no column {column}"));
+    let sel: Vec<f64> = t
+        .iter()
+        .zip(&v)
+        .filter(|(t, v)| **t >= from && **t < to && v.is_finite())
+        .map(|(_, v)| *v)
+        .collect();
+    assert!(!sel.is_empty(), "no rows of {column} in [{from}, {to})");
+    sel.iter().sum::<f64>() / sel.len() as f64
+}
+
+/// The path of the built `brink` binary.
+pub fn brink_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_brink"))
+}

@@ -1,0 +1,4 @@
+//! Integration tests: one binary, a module per behaviour.
+
+mod common;
+mod queueing;
