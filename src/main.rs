@@ -30,7 +30,7 @@ enum Command {
         #[arg(long, default_value = "output")]
         out: PathBuf,
         /// Seed of every random stream (overrides the file's `seed`).
-        #[arg(long)]
+        #[arg(long, value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
         seed: Option<u64>,
         /// Override a value by dotted path, e.g. --set class.request.rate=0.8 (repeatable).
         #[arg(long = "set", value_name = "PATH=VALUE")]
@@ -92,19 +92,23 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             run_one(&sc, &out)
         }
         Command::Check { files } => {
-            let mut first_err = None;
+            let mut bad = Vec::new();
             for f in &files {
                 match Loader::open(f).and_then(|l| check_all_variants(&l)) {
                     Ok(n) => println!("ok  {} ({n} variants)", f.display()),
-                    Err(e) => {
-                        eprintln!("error: {e}");
-                        first_err.get_or_insert(e);
-                    }
+                    Err(e) => bad.push(e),
                 }
             }
-            match first_err {
-                Some(e) => Err(anyhow::Error::new(e).context("some scenarios are invalid")),
-                None => Ok(()),
+            match bad.len() {
+                0 => Ok(()),
+                1 => Err(bad.remove(0).into()),
+                n => {
+                    for e in &bad[1..] {
+                        eprintln!("error: {e}");
+                    }
+                    Err(anyhow::Error::new(bad.remove(0))
+                        .context(format!("{n} scenario files are invalid; the first")))
+                }
             }
         }
         Command::List { dir } => {

@@ -140,8 +140,10 @@ mod tests {
                 reference.push((t, seq));
                 seq += 1;
             }
-            if round % 3 == 0 {
-                if let Some(e) = q.pop() {
+            if round % 3 == 0
+                && let Some(e) = q.pop()
+            {
+                {
                     out.push(e);
                     let pos = reference
                         .iter()

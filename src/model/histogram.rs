@@ -84,6 +84,19 @@ impl Histogram {
         Some(midpoint(self.hi))
     }
 
+    /// Adds all of `other`'s values.
+    pub fn merge(&mut self, other: &Histogram) {
+        if other.total == 0 {
+            return;
+        }
+        for i in other.lo..=other.hi {
+            self.counts[i] += other.counts[i];
+        }
+        self.total += other.total;
+        self.lo = self.lo.min(other.lo);
+        self.hi = self.hi.max(other.hi);
+    }
+
     /// Empties the histogram.
     pub fn clear(&mut self) {
         if self.total > 0 {

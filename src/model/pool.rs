@@ -74,12 +74,14 @@ pub struct PoolStats {
     pub dropped: u64,
     pub expired: u64,
     pub failed_fast: u64,
-    pub wait_sum_ns: f64,
-    pub sojourn_sum_ns: f64,
-    /// Integrals over time (ns x count): busy workers, queued jobs, worker capacity.
-    pub busy_area: f64,
-    pub queue_area: f64,
-    pub capacity_area: f64,
+    /// Integer sums and integrals (ns, ns x count): exact, and no float conversion on
+    /// the hot path.
+    pub wait_sum_ns: u128,
+    pub sojourn_sum_ns: u128,
+    /// Integrals over time: busy workers, queued jobs, worker capacity.
+    pub busy_area: u128,
+    pub queue_area: u128,
+    pub capacity_area: u128,
 }
 
 /// A pool's live state.
@@ -96,6 +98,7 @@ pub struct PoolState {
     /// Statistics at the start of the current time-series step.
     pub step_mark: PoolStats,
     last: SimTime,
+    cap_last: SimTime,
 }
 
 impl PoolState {
@@ -114,20 +117,27 @@ impl PoolState {
             stats: PoolStats::default(),
             step_mark: PoolStats::default(),
             last: 0,
+            cap_last: 0,
         }
     }
 
     /// Accumulates the time integrals up to `now`; call before any change of busy/queued.
     #[inline]
     pub fn integrate(&mut self, now: SimTime) {
-        let dt = (now - self.last) as f64;
-        if dt > 0.0 {
-            self.stats.busy_area += self.busy as f64 * dt;
-            self.stats.queue_area += self.queued as f64 * dt;
-            self.stats.capacity_area +=
-                (self.workers as u64 * self.servers.len() as u64) as f64 * dt;
+        let dt = (now - self.last) as u128;
+        if dt > 0 {
+            self.stats.busy_area += self.busy as u128 * dt;
+            self.stats.queue_area += self.queued as u128 * dt;
             self.last = now;
         }
+    }
+
+    /// Accumulates worker capacity up to `now`; call before the worker count changes and
+    /// before reading statistics (capacity changes rarely, so it stays off the hot path).
+    pub fn integrate_capacity(&mut self, now: SimTime) {
+        let dt = (now - self.cap_last) as u128;
+        self.stats.capacity_area += (self.workers as u128 * self.servers.len() as u128) * dt;
+        self.cap_last = now;
     }
 
     /// Picks the server of `shard` that a query with read preference `read` goes to.
@@ -183,14 +193,14 @@ impl PoolState {
 
     /// Utilisation, mean queue length over a span of `ns` between two stat snapshots.
     pub fn window(&self, from: &PoolStats, ns: SimTime) -> (f64, f64) {
-        let cap = self.stats.capacity_area - from.capacity_area;
+        let cap = (self.stats.capacity_area - from.capacity_area) as f64;
         let util = if cap > 0.0 {
-            (self.stats.busy_area - from.busy_area) / cap
+            (self.stats.busy_area - from.busy_area) as f64 / cap
         } else {
             0.0
         };
         let qlen = if ns > 0 {
-            (self.stats.queue_area - from.queue_area) / ns as f64
+            (self.stats.queue_area - from.queue_area) as f64 / ns as f64
         } else {
             0.0
         };
@@ -203,6 +213,9 @@ impl PoolState {
             return (0.0, 0.0);
         }
         let n = self.stats.served as f64 * 1e9;
-        (self.stats.wait_sum_ns / n, self.stats.sojourn_sum_ns / n)
+        (
+            self.stats.wait_sum_ns as f64 / n,
+            self.stats.sojourn_sum_ns as f64 / n,
+        )
     }
 }

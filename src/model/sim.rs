@@ -149,13 +149,8 @@ impl<'a> Simulation<'a> {
         for (i, a) in self.actions.iter().enumerate() {
             self.q.schedule(a.0, Ev::Action { idx: i as u32 });
         }
-        let step = self.sc.step;
-        let mut t = step;
-        while t < self.end {
-            self.q.schedule(t, Ev::Tick);
-            t += step;
-        }
-        self.q.schedule(self.end, Ev::Tick);
+        // One tick pending at a time keeps the heap small (a run has ~1000 of them).
+        self.q.schedule(self.sc.step.min(self.end), Ev::Tick);
 
         while let Some((t, ev)) = self.q.pop() {
             if t > self.end {
@@ -199,8 +194,7 @@ impl<'a> Simulation<'a> {
                     return;
                 }
                 self.schedule_arrival(c);
-                let cfg = self.cfg.clone();
-                if self.classes[c].accept(&cfg.classes[c], self.now) {
+                if self.classes[c].accept(&self.cfg.classes[c], self.now) {
                     self.offer(c);
                 }
             }
@@ -264,11 +258,11 @@ impl<'a> Simulation<'a> {
     fn offer(&mut self, c: usize) {
         let cs = &mut self.classes[c];
         cs.counts.offered += 1;
-        if let Some(b) = cs.rate_limit.as_mut() {
-            if !b.try_take(self.now) {
-                cs.counts.rejected += 1;
-                return;
-            }
+        if let Some(b) = cs.rate_limit.as_mut()
+            && !b.try_take(self.now)
+        {
+            cs.counts.rejected += 1;
+            return;
         }
         cs.counts.admitted += 1;
         let r = self.reqs.insert(Request {
@@ -279,6 +273,7 @@ impl<'a> Simulation<'a> {
         self.start_attempt(r);
     }
 
+    #[inline]
     fn start_attempt(&mut self, r: u32) {
         let token = self.next_token();
         let c = self.reqs[r].class as usize;
@@ -308,18 +303,21 @@ impl<'a> Simulation<'a> {
     }
 
     /// Starts (or retries) the current step's query: one job per part of its fan-out.
+    #[inline]
     fn start_query(&mut self, r: u32) {
         let token = self.next_token();
         let (c, step) = (self.reqs[r].class as usize, self.reqs[r].step as usize);
-        let StepCfg::Query(qc) = self.cfg.classes[c].steps[step];
+        let StepCfg::Query(qc) = &self.cfg.classes[c].steps[step];
+        let (pool, cost, fanout, read, q_timeout) =
+            (qc.pool, qc.cost, qc.fanout, qc.read, qc.timeout_ns);
         let mut deadline = self.reqs[r].deadline;
-        if qc.timeout_ns != SimTime::MAX {
-            let qd = self.now.saturating_add(qc.timeout_ns);
+        if q_timeout != SimTime::MAX {
+            let qd = self.now.saturating_add(q_timeout);
             self.q.schedule(qd, Ev::QueryTimeout { req: r, token });
             deadline = deadline.min(qd);
         }
-        let shards = self.cfg.pools[qc.pool].shards;
-        let parts = match qc.fanout {
+        let shards = self.cfg.pools[pool].shards;
+        let parts = match fanout {
             Fanout::One => 1,
             Fanout::All => shards,
         };
@@ -330,23 +328,23 @@ impl<'a> Simulation<'a> {
         req.parts_left = parts;
         req.parts_failed = 0;
         for i in 0..parts {
-            let shard = match qc.fanout {
+            let shard = match fanout {
                 Fanout::One if shards > 1 => self.route_rng.random_range(0..shards),
                 Fanout::One => 0,
                 Fanout::All => i,
             };
-            let server = self.pools[qc.pool].pick(shard, qc.read);
+            let server = self.pools[pool].pick(shard, read);
             let job = Job {
-                pool: qc.pool as u16,
+                pool: pool as u16,
                 server,
                 req: r,
                 token,
                 enqueued: self.now,
                 started: 0,
                 deadline,
-                cost: qc.cost,
+                cost,
             };
-            if !self.send(qc.pool, job) {
+            if !self.send(pool, job) {
                 self.part_done(r, false);
                 if self.reqs[r].query_token != token {
                     break;
@@ -397,6 +395,7 @@ impl<'a> Simulation<'a> {
             .schedule(self.now.saturating_add(t), Ev::JobDone { job: j });
     }
 
+    #[inline]
     fn job_done(&mut self, j: u32) {
         let job = *self.jobs.get(j);
         let p = job.pool as usize;
@@ -406,8 +405,8 @@ impl<'a> Simulation<'a> {
         pool.servers[job.server as usize].busy -= 1;
         pool.busy -= 1;
         pool.stats.served += 1;
-        pool.stats.wait_sum_ns += (job.started - job.enqueued) as f64;
-        pool.stats.sojourn_sum_ns += (self.now - job.enqueued) as f64;
+        pool.stats.wait_sum_ns += (job.started - job.enqueued) as u128;
+        pool.stats.sojourn_sum_ns += (self.now - job.enqueued) as u128;
         let ok = pcfg.error_rate == 0.0 || pool.rng.random::<f64>() >= pcfg.error_rate;
         self.jobs.remove(j);
         self.serve_next(p, job.server);
@@ -417,6 +416,7 @@ impl<'a> Simulation<'a> {
     }
 
     /// Starts waiting jobs on a server while it has free workers, dropping expired ones.
+    #[inline]
     fn serve_next(&mut self, p: usize, server: u32) {
         let (discipline, cancel_expired) = (
             self.cfg.pools[p].discipline,
@@ -458,6 +458,7 @@ impl<'a> Simulation<'a> {
         }
     }
 
+    #[inline]
     fn step_done(&mut self, r: u32) {
         let c = self.reqs[r].class as usize;
         let req = &mut self.reqs[r];
@@ -536,6 +537,7 @@ impl<'a> Simulation<'a> {
         self.request_done(r, false);
     }
 
+    #[inline]
     fn request_done(&mut self, r: u32, ok: bool) {
         let c = self.reqs[r].class as usize;
         let arrived = self.reqs[r].arrived;
@@ -546,9 +548,8 @@ impl<'a> Simulation<'a> {
             }
             cs.counts.succeeded += 1;
             let lat = self.now - arrived;
-            cs.latency.record(lat);
             cs.step_latency.record(lat);
-            cs.latency_sum_ns += lat as f64;
+            cs.latency_sum_ns += lat as u128;
         } else {
             cs.counts.failed += 1;
         }
@@ -617,6 +618,7 @@ impl<'a> Simulation<'a> {
         }
         for p in 0..self.pools.len() {
             self.pools[p].integrate(self.now);
+            self.pools[p].integrate_capacity(self.now);
             self.pools[p].workers = self.cfg.pools[p].workers;
             for s in 0..self.pools[p].servers.len() {
                 self.serve_next(p, s as u32);
@@ -647,10 +649,12 @@ impl<'a> Simulation<'a> {
                     .unwrap_or(f64::NAN),
             );
             cs.step_mark = n;
+            cs.latency.merge(&cs.step_latency);
             cs.step_latency.clear();
         }
         for pool in &mut self.pools {
             pool.integrate(self.now);
+            pool.integrate_capacity(self.now);
             let (util, qlen) = pool.window(&pool.step_mark, span);
             row.push(util);
             row.push(qlen);
@@ -660,6 +664,12 @@ impl<'a> Simulation<'a> {
         self.step_start = self.now;
         if let Some(p) = &self.progress {
             p.store(self.now, Ordering::Relaxed);
+        }
+        if self.now < self.end {
+            self.q.schedule(
+                self.now.saturating_add(self.sc.step).min(self.end),
+                Ev::Tick,
+            );
         }
     }
 
@@ -696,7 +706,7 @@ impl<'a> Simulation<'a> {
                     goodput_per_s: k.succeeded as f64 / dur_s,
                     latency_s: Latency {
                         mean: (k.succeeded > 0)
-                            .then(|| cs.latency_sum_ns / k.succeeded as f64 / 1e9),
+                            .then(|| cs.latency_sum_ns as f64 / k.succeeded as f64 / 1e9),
                         p50: q(0.5),
                         p99: q(0.99),
                     },
@@ -706,6 +716,7 @@ impl<'a> Simulation<'a> {
         let mut pools = IndexMap::new();
         for (p, pool) in self.pools.iter_mut().enumerate() {
             pool.integrate(self.end);
+            pool.integrate_capacity(self.end);
             let (util, qlen) = pool.window(&Default::default(), self.end);
             let (wait, sojourn) = pool.means();
             let s = &pool.stats;

@@ -28,6 +28,8 @@ pub struct ClassState {
     /// Bumped when the rate changes, so the pending arrival is dropped and redrawn.
     pub epoch: u32,
     rate_max: f64,
+    /// Nanoseconds per unit-mean exponential draw: 1e9 / rate_max.
+    gap_scale: f64,
     constant: bool,
     pub rate_limit: Option<TokenBucket>,
     pub retry_budget: Option<TokenBucket>,
@@ -37,7 +39,7 @@ pub struct ClassState {
     pub step_mark: ClassCounters,
     pub latency: Histogram,
     pub step_latency: Histogram,
-    pub latency_sum_ns: f64,
+    pub latency_sum_ns: u128,
 }
 
 impl ClassState {
@@ -47,6 +49,7 @@ impl ClassState {
             retry_rng,
             epoch: 0,
             rate_max: 0.0,
+            gap_scale: 0.0,
             constant: true,
             rate_limit: cfg.rate_limit.map(TokenBucket::new),
             retry_budget: cfg.retry.budget.map(TokenBucket::new),
@@ -62,7 +65,7 @@ impl ClassState {
             step_mark: ClassCounters::default(),
             latency: Histogram::new(),
             step_latency: Histogram::new(),
-            latency_sum_ns: 0.0,
+            latency_sum_ns: 0,
         };
         s.set_rate(cfg);
         s
@@ -71,6 +74,11 @@ impl ClassState {
     /// Takes a new rate or profile into account.
     pub fn set_rate(&mut self, cfg: &ClassCfg) {
         self.rate_max = cfg.rate_per_s * cfg.profile.max();
+        self.gap_scale = if self.rate_max > 0.0 {
+            NS_PER_S as f64 / self.rate_max
+        } else {
+            0.0
+        };
         self.constant = cfg.profile.is_constant();
         self.epoch = self.epoch.wrapping_add(1);
     }
@@ -95,7 +103,7 @@ impl ClassState {
             return None;
         }
         let e: f64 = self.rng.sample(Exp1);
-        Some(((e / self.rate_max) * NS_PER_S as f64) as SimTime)
+        Some((e * self.gap_scale) as SimTime)
     }
 
     /// Whether a candidate arrival at `t` is kept (thinning against the profile maximum).

@@ -219,9 +219,17 @@ impl Loader {
     }
 
     fn invalid(&self, path: &str, msg: &str, origins: &[(String, String)]) -> ScenarioError {
-        let from_override = origins.iter().rev().find(|(p, _)| {
+        let mut from_override = origins.iter().rev().find(|(p, _)| {
             p == path || path.starts_with(&format!("{p}.")) || p.starts_with(&format!("{path}."))
         });
+        if from_override.is_none() && !origins.is_empty() && self.valid_alone() {
+            // The file is fine on its own, so an override broke another key (setting a
+            // backoff that then needs a base): blame the override nearest in the tree.
+            from_override = origins
+                .iter()
+                .rev()
+                .max_by_key(|(p, _)| common_prefix(p, path));
+        }
         let place = match from_override {
             Some((_, origin)) => origin.clone(),
             None => self.place_in_file(path),
@@ -235,6 +243,11 @@ impl Loader {
             },
             msg: msg.into(),
         }
+    }
+
+    /// True when the file, with no variant or override, is valid.
+    fn valid_alone(&self) -> bool {
+        self.build(&self.table, &[]).is_ok()
     }
 
     /// `file:line:col` of the key at `path`, or of its nearest ancestor present in the file.
@@ -277,9 +290,23 @@ fn explain(msg: &str, path: &mut Vec<String>) -> String {
         }
     }
     if let Some(rest) = msg.strip_prefix("missing field") {
-        return format!("missing required key {}", rest.trim());
+        let name = rest.split('`').nth(1).unwrap_or("");
+        if !name.is_empty() && path.last().map(|s| s.as_str()) != Some(name) {
+            path.push(name.to_string());
+        }
+        return format!("missing required key `{name}`");
     }
-    msg.to_string()
+    // Serde names internal types ("struct RawService"); say what the file needs instead.
+    let mut out = msg.to_string();
+    while let Some(i) = out.find("struct Raw") {
+        let end = out[i..]
+            .find(|c: char| !(c.is_alphanumeric() || c == ' '))
+            .map(|e| i + e)
+            .unwrap_or(out.len());
+        let end = out[i + 7..end].find(' ').map(|e| i + 7 + e).unwrap_or(end);
+        out.replace_range(i..end, "a table");
+    }
+    out
 }
 
 /// The byte offset of the key at `path` (or its nearest present ancestor) in `text`.
@@ -290,17 +317,21 @@ fn locate(text: &str, path: &str) -> Option<usize> {
     let mut table = Some(doc.get_ref());
     let mut array: Option<&toml::de::DeArray> = None;
     for seg in path.split('.').filter(|s| !s.is_empty()) {
-        let value = if let Some(t) = table {
-            let (k, v) = t.iter().find(|(k, _)| k.get_ref().as_ref() == seg)?;
-            best = Some(k.span().start);
-            v
+        // Stop at the deepest key present: a missing key is reported at its parent.
+        let found = if let Some(t) = table {
+            t.iter()
+                .find(|(k, _)| k.get_ref().as_ref() == seg)
+                .map(|(k, v)| (k.span().start, v))
         } else if let Some(a) = array {
-            let v = a.iter().nth(seg.parse::<usize>().ok()?)?;
-            best = Some(v.span().start);
-            v
+            seg.parse::<usize>()
+                .ok()
+                .and_then(|i| a.get(i))
+                .map(|v| (v.span().start, v))
         } else {
-            break;
+            None
         };
+        let Some((start, value)) = found else { break };
+        best = Some(start);
         table = None;
         array = None;
         match value.get_ref() {
@@ -312,9 +343,19 @@ fn locate(text: &str, path: &str) -> Option<usize> {
     best
 }
 
+/// How many leading path segments two dotted paths share.
+fn common_prefix(a: &str, b: &str) -> usize {
+    a.split('.')
+        .zip(b.split('.'))
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
-    let col = before.rfind('\n').map(|i| offset - i).unwrap_or(offset + 1);
+    let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
+    // Columns count characters, not bytes (a `µs` earlier on the line is one column).
+    let col = before[line_start..].chars().count() + 1;
     (line, col)
 }

@@ -509,7 +509,38 @@ fn event(
 }
 
 /// Interventions may change parameters, not structure: the model keeps its state across.
+/// Classes, pools and events must stay the same set; an event may only be switched on or
+/// off (its `enabled`), since a running event must end the way it started.
 pub fn same_structure(a: &Config, b: &Config) -> Result<(), String> {
+    let names = |v: Vec<&String>| v.into_iter().cloned().collect::<Vec<_>>().join(", ");
+    if a.classes.len() != b.classes.len()
+        || a.classes
+            .iter()
+            .zip(&b.classes)
+            .any(|(x, y)| x.name != y.name)
+    {
+        return Err(format!(
+            "the classes change from [{}] to [{}]",
+            names(a.classes.iter().map(|c| &c.name).collect()),
+            names(b.classes.iter().map(|c| &c.name).collect())
+        ));
+    }
+    if a.pools.len() != b.pools.len() || a.pools.iter().zip(&b.pools).any(|(x, y)| x.name != y.name)
+    {
+        return Err(format!(
+            "the pools change from [{}] to [{}]",
+            names(a.pools.iter().map(|c| &c.name).collect()),
+            names(b.pools.iter().map(|c| &c.name).collect())
+        ));
+    }
+    if a.events.len() != b.events.len()
+        || a.events
+            .iter()
+            .zip(&b.events)
+            .any(|(x, y)| x.name != y.name)
+    {
+        return Err("events cannot be added or removed by an intervention".into());
+    }
     for (x, y) in a.classes.iter().zip(&b.classes) {
         if x.steps.len() != y.steps.len() {
             return Err(format!("class `{}` changes its number of steps", x.name));
@@ -521,11 +552,14 @@ pub fn same_structure(a: &Config, b: &Config) -> Result<(), String> {
         }
     }
     for (x, y) in a.events.iter().zip(&b.events) {
-        if std::mem::discriminant(&x.kind) != std::mem::discriminant(&y.kind)
-            || x.at_ns != y.at_ns
-            || x.every_ns != y.every_ns
-        {
-            return Err(format!("event `{}` changes its kind or timing", x.name));
+        let (mut x, y) = (x.clone(), y);
+        x.enabled = y.enabled;
+        x.label = y.label.clone();
+        if &x != y {
+            return Err(format!(
+                "event `{}` may only be switched on or off (`enabled`)",
+                x.name
+            ));
         }
     }
     Ok(())

@@ -1,4 +1,8 @@
 //! Integration tests: one binary, a module per behaviour.
 
+mod bad_input;
 mod common;
+mod determinism;
 mod queueing;
+mod retries;
+mod retry_storm;
