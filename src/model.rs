@@ -4,6 +4,7 @@
 //! its steps in order; each step sends queries to a server pool, subject to client
 //! timeouts and retries at two layers (query and request).
 
+pub mod cache;
 pub mod event;
 pub mod histogram;
 pub mod metrics;

@@ -21,4 +21,12 @@ pub enum Ev {
     Tick,
     /// A scheduled action: an event starts or ends, or an intervention applies.
     Action { idx: u32 },
+    /// The clients of a pool refresh their view of its topology.
+    ViewRefresh { pool: u16 },
+    /// A rolling restart takes its next node (`node`) out of the catalog.
+    RollingNext { event: u16, node: u32 },
+    /// The control plane's delayed look at a cache node that left the catalog.
+    NodeDetect { cache: u16, slot: u16, token: u32 },
+    /// A restarted cache node re-registers in the catalog.
+    NodeRejoin { cache: u16, slot: u16, token: u32 },
 }

@@ -26,6 +26,25 @@ pub struct ClassSummary {
     pub attempts: u64,
     pub goodput_per_s: f64,
     pub latency_s: Latency,
+    /// Key-level successes of keyed queries (pipelines), counted per query attempt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keys_ok: Option<u64>,
+    /// Key-level failures of keyed queries (pipelines), counted per query attempt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keys_failed: Option<u64>,
+}
+
+/// Totals of one cache tier.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CacheSummary {
+    /// Hits over lookups, key by key.
+    pub hit_ratio: Option<f64>,
+    pub lookups: u64,
+    pub hits: u64,
+    /// Keys stored after a successful query.
+    pub fills: u64,
+    /// Times a node slot lost its contents (empty spare swapped in, flush, flushed rejoin).
+    pub slot_losses: u64,
 }
 
 /// Totals of one server pool.
@@ -61,6 +80,8 @@ pub struct Summary {
     pub events: u64,
     pub classes: IndexMap<String, ClassSummary>,
     pub pools: IndexMap<String, PoolSummary>,
+    #[serde(skip_serializing_if = "IndexMap::is_empty")]
+    pub caches: IndexMap<String, CacheSummary>,
 }
 
 /// `timeseries.csv`: one row per step; `NaN` is written as an empty cell.

@@ -21,6 +21,8 @@ pub struct Job {
     /// When the caller stops waiting; `cancel_expired` drops queued work past it.
     pub deadline: SimTime,
     pub cost: f64,
+    /// Keys the job covers (for key-level success of partial completion).
+    pub keys: u32,
 }
 
 /// The slab of jobs.
@@ -63,6 +65,12 @@ impl Jobs {
 pub struct Server {
     pub busy: u32,
     pub queue: VecDeque<u32>,
+    /// Crashed: commands sent to it fail at once.
+    pub down: bool,
+    /// Down as the clients' view of the topology has it (may be stale).
+    pub view_down: bool,
+    /// Recent sojourn (exponentially weighted), for latency-based routing.
+    pub latency_ewma_ns: f64,
 }
 
 /// Running totals of one pool.
@@ -140,15 +148,67 @@ impl PoolState {
         self.cap_last = now;
     }
 
-    /// Picks the server of `shard` that a query with read preference `read` goes to.
+    /// Picks the server of `shard` that a query with read preference `read` goes to, as
+    /// the clients' view of the topology has it: servers the view holds down are avoided
+    /// (if the view is stale, a command can still land on a dead server and fail).
     #[inline]
-    pub fn pick(&mut self, shard: u32, read: ReadPref) -> u32 {
+    pub fn pick(&mut self, shard: u32, read: ReadPref, latency_threshold_ns: SimTime) -> u32 {
         let base = shard * self.per_shard;
+        if self.per_shard == 1 {
+            return base;
+        }
+        let replicas = self.per_shard - 1;
+        let up = |s: &Self, i: u32| !s.servers[(base + i) as usize].view_down;
         match read {
-            _ if self.per_shard == 1 => base,
             ReadPref::Primary => base,
-            ReadPref::Replica => base + 1 + self.rng.random_range(0..self.per_shard - 1),
-            ReadPref::Any => base + self.rng.random_range(0..self.per_shard),
+            ReadPref::Latency
+                if up(self, 0)
+                    && self.servers[base as usize].latency_ewma_ns
+                        < latency_threshold_ns as f64 =>
+            {
+                base
+            }
+            ReadPref::Replica | ReadPref::Latency => {
+                // A random replica the view holds up (Go-Redis picks one per command); the
+                // primary if none is.
+                let n_up = (1..=replicas).filter(|&i| up(self, i)).count() as u32;
+                if n_up == 0 {
+                    return base;
+                }
+                let mut k = self.rng.random_range(0..n_up);
+                for i in 1..=replicas {
+                    if up(self, i) {
+                        if k == 0 {
+                            return base + i;
+                        }
+                        k -= 1;
+                    }
+                }
+                base
+            }
+            ReadPref::Any => {
+                let n_up = (0..=replicas).filter(|&i| up(self, i)).count() as u32;
+                if n_up == 0 {
+                    return base;
+                }
+                let mut k = self.rng.random_range(0..n_up);
+                for i in 0..=replicas {
+                    if up(self, i) {
+                        if k == 0 {
+                            return base + i;
+                        }
+                        k -= 1;
+                    }
+                }
+                base
+            }
+        }
+    }
+
+    /// Brings the clients' view up to date with the servers' real state.
+    pub fn refresh_view(&mut self) {
+        for s in &mut self.servers {
+            s.view_down = s.down;
         }
     }
 

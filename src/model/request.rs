@@ -20,6 +20,10 @@ pub struct Request {
     /// Parts of the current query still outstanding, and how many failed.
     pub parts_left: u32,
     pub parts_failed: u32,
+    pub parts_total: u32,
+    /// Keys the current query covers (for a cache step with `miss = "all"`, all the
+    /// step's keys, else the keys in the request's key list).
+    pub covered: u32,
     /// When the request was first offered.
     pub arrived: SimTime,
     /// The client's deadline for the current attempt.

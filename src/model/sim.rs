@@ -1,6 +1,7 @@
 //! The simulation: component state plus the event loop that moves requests through
 //! admission, steps, pools, timeouts and retries.
 
+use super::cache::{CacheState, mix};
 use super::event::Ev;
 use super::metrics::*;
 use super::pool::{Job, Jobs, PoolState};
@@ -9,9 +10,12 @@ use super::retry::backoff_delay;
 use super::workload::{BurstState, ClassState};
 use crate::engine::time::{SimTime, ns_to_secs};
 use crate::engine::{EventQueue, Rng, stream_rng};
-use crate::scenario::{Config, EventKind, Fanout, Scenario, StepCfg};
+use crate::scenario::{
+    Completion, Config, EventKind, Fanout, KeyCount, MissPolicy, Scenario, StepCfg,
+};
 use indexmap::IndexMap;
 use rand::RngExt;
+use rand_distr::{Distribution, Geometric, Poisson};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -54,6 +58,12 @@ pub struct Simulation<'a> {
     jobs: Jobs,
     pools: Vec<PoolState>,
     classes: Vec<ClassState>,
+    caches: Vec<CacheState>,
+    /// Keys of each request's current step, by request slot (reused, never shrunk).
+    req_keys: Vec<Vec<u32>>,
+    /// Scratch for grouping a query's keys by server.
+    parts: Vec<(u32, u32)>,
+    key_rng: Rng,
     bursts: Vec<BurstState>,
     burst_rng: Rng,
     route_rng: Rng,
@@ -92,6 +102,11 @@ impl<'a> Simulation<'a> {
                 )
             })
             .collect();
+        let caches = cfg
+            .caches
+            .iter()
+            .map(|c| CacheState::new(c, rng(&format!("cache.{}", c.name))))
+            .collect();
         let mut actions = Vec::new();
         for (i, e) in cfg.events.iter().enumerate() {
             let mut t = e.at_ns;
@@ -120,6 +135,10 @@ impl<'a> Simulation<'a> {
             jobs: Jobs::default(),
             pools,
             classes,
+            caches,
+            req_keys: Vec::new(),
+            parts: Vec::new(),
+            key_rng: rng("keys"),
             bursts: vec![BurstState::default(); cfg.events.len()],
             burst_rng: rng("bursts"),
             route_rng: rng("routing"),
@@ -148,6 +167,12 @@ impl<'a> Simulation<'a> {
         }
         for (i, a) in self.actions.iter().enumerate() {
             self.q.schedule(a.0, Ev::Action { idx: i as u32 });
+        }
+        for (p, pc) in self.cfg.clone().pools.iter().enumerate() {
+            if let Some(c) = pc.client {
+                self.q
+                    .schedule(c.refresh_ns, Ev::ViewRefresh { pool: p as u16 });
+            }
         }
         // One tick pending at a time keeps the heap small (a run has ~1000 of them).
         self.q.schedule(self.sc.step.min(self.end), Ev::Tick);
@@ -229,6 +254,26 @@ impl<'a> Simulation<'a> {
             Ev::JobDone { job } => self.job_done(job),
             Ev::Tick => self.tick(),
             Ev::Action { idx } => self.action(idx as usize),
+            Ev::ViewRefresh { pool } => {
+                let p = pool as usize;
+                self.pools[p].refresh_view();
+                if let Some(c) = self.cfg.pools[p].client {
+                    self.q.schedule(
+                        self.now.saturating_add(c.refresh_ns),
+                        Ev::ViewRefresh { pool },
+                    );
+                }
+            }
+            Ev::RollingNext { event, node } => self.rolling_next(event as usize, node),
+            Ev::NodeDetect { cache, slot, token } => {
+                self.caches[cache as usize].detect(slot as usize, token)
+            }
+            Ev::NodeRejoin { cache, slot, token } => {
+                let c = &mut self.caches[cache as usize];
+                if c.slots[slot as usize].token == token {
+                    c.rejoin(slot as usize);
+                }
+            }
         }
     }
 
@@ -282,8 +327,6 @@ impl<'a> Simulation<'a> {
         req.attempt += 1;
         req.attempt_token = token;
         req.step = 0;
-        req.q_attempt = 0;
-        req.q_prev_sleep = 0;
         self.classes[c].counts.attempts += 1;
         if self.cfg.classes[c].retry.breaker.is_some() && self.classes[c].breaker.is_open(self.now)
         {
@@ -299,41 +342,136 @@ impl<'a> Simulation<'a> {
         } else {
             self.reqs[r].deadline = SimTime::MAX;
         }
+        self.start_step(r);
+    }
+
+    /// Starts the current step: draws its keys, looks them up in the cache if it has one
+    /// (a step whose keys all hit needs no query), then starts its query.
+    fn start_step(&mut self, r: u32) {
+        let (c, step) = (self.reqs[r].class as usize, self.reqs[r].step as usize);
+        let st: StepCfg = self.cfg.classes[c].steps[step];
+        let req = &mut self.reqs[r];
+        req.q_attempt = 0;
+        req.q_prev_sleep = 0;
+        let keyed =
+            st.cache.is_some() || st.query.fanout == Fanout::Keys || st.query.cost_per_key > 0.0;
+        if !keyed {
+            req.covered = 0;
+            self.start_query(r);
+            return;
+        }
+        let k = self.draw_count(st.keys);
+        let slot = r as usize;
+        if self.req_keys.len() <= slot {
+            self.req_keys.resize_with(slot + 1, Vec::new);
+        }
+        let mut keys = std::mem::take(&mut self.req_keys[slot]);
+        keys.clear();
+        match st.cache {
+            Some(ci) => {
+                let cache = &mut self.caches[ci];
+                let mut misses = 0;
+                for _ in 0..k {
+                    let key = cache.draw_key();
+                    let hit = cache.lookup(key, self.now);
+                    misses += u32::from(!hit);
+                    // Legacy policy: one miss queries (and refills) every key of the step.
+                    if !hit || st.miss == MissPolicy::All {
+                        keys.push(key);
+                    }
+                }
+                self.reqs[r].covered = keys.len() as u32;
+                self.req_keys[slot] = keys;
+                if misses == 0 {
+                    self.step_done(r);
+                    return;
+                }
+            }
+            None => {
+                for _ in 0..k {
+                    keys.push(self.key_rng.random::<u32>());
+                }
+                self.reqs[r].covered = k;
+                self.req_keys[slot] = keys;
+            }
+        }
         self.start_query(r);
     }
 
+    fn draw_count(&mut self, k: KeyCount) -> u32 {
+        match k {
+            KeyCount::Fixed(n) => n,
+            KeyCount::Poisson { mean, min } => {
+                let x: f64 = Poisson::new(mean)
+                    .map(|d| d.sample(&mut self.key_rng))
+                    .unwrap_or(mean);
+                (x as u32).max(min)
+            }
+            KeyCount::Geometric { mean, min } => {
+                let x = Geometric::new(1.0 / mean)
+                    .map(|d| d.sample(&mut self.key_rng))
+                    .unwrap_or(0);
+                (x as u32 + 1).max(min)
+            }
+        }
+    }
+
     /// Starts (or retries) the current step's query: one job per part of its fan-out.
-    #[inline]
+    /// Parts: one shard; every shard; or, for `keys`, one per server that the step's keys
+    /// route to (each key to its shard, and to a replica by read preference).
     fn start_query(&mut self, r: u32) {
         let token = self.next_token();
         let (c, step) = (self.reqs[r].class as usize, self.reqs[r].step as usize);
-        let StepCfg::Query(qc) = &self.cfg.classes[c].steps[step];
-        let (pool, cost, fanout, read, q_timeout) =
-            (qc.pool, qc.cost, qc.fanout, qc.read, qc.timeout_ns);
+        let qc = self.cfg.classes[c].steps[step].query;
+        let pool = qc.pool;
         let mut deadline = self.reqs[r].deadline;
-        if q_timeout != SimTime::MAX {
-            let qd = self.now.saturating_add(q_timeout);
+        if qc.timeout_ns != SimTime::MAX {
+            let qd = self.now.saturating_add(qc.timeout_ns);
             self.q.schedule(qd, Ev::QueryTimeout { req: r, token });
             deadline = deadline.min(qd);
         }
         let shards = self.cfg.pools[pool].shards;
-        let parts = match fanout {
-            Fanout::One => 1,
-            Fanout::All => shards,
-        };
+        let threshold = self.cfg.pools[pool].latency_threshold_ns;
+        let covered = self.reqs[r].covered;
+        let mut parts = std::mem::take(&mut self.parts);
+        parts.clear();
+        match qc.fanout {
+            Fanout::Keys if covered > 0 => {
+                let keys = &self.req_keys[r as usize];
+                for &key in keys.iter() {
+                    let shard = (mix(key as u64 ^ 0x0005_4a2d) % shards as u64) as u32;
+                    let server = self.pools[pool].pick(shard, qc.read, threshold);
+                    match parts.iter_mut().find(|p| p.0 == server) {
+                        Some(p) => p.1 += 1,
+                        None => parts.push((server, 1)),
+                    }
+                }
+            }
+            Fanout::All => {
+                for shard in 0..shards {
+                    let server = self.pools[pool].pick(shard, qc.read, threshold);
+                    parts.push((server, covered));
+                }
+            }
+            _ => {
+                let shard = if shards > 1 {
+                    self.route_rng.random_range(0..shards)
+                } else {
+                    0
+                };
+                let server = self.pools[pool].pick(shard, qc.read, threshold);
+                parts.push((server, covered));
+            }
+        }
         let req = &mut self.reqs[r];
         req.q_attempt += 1;
         req.query_token = token;
         req.query_deadline = deadline;
-        req.parts_left = parts;
+        req.parts_left = parts.len() as u32;
+        req.parts_total = parts.len() as u32;
         req.parts_failed = 0;
-        for i in 0..parts {
-            let shard = match fanout {
-                Fanout::One if shards > 1 => self.route_rng.random_range(0..shards),
-                Fanout::One => 0,
-                Fanout::All => i,
-            };
-            let server = self.pools[pool].pick(shard, read);
+        for &(server, keys) in &parts {
+            let cost = qc.cost + qc.cost_per_key * keys as f64;
             let job = Job {
                 pool: pool as u16,
                 server,
@@ -343,14 +481,16 @@ impl<'a> Simulation<'a> {
                 started: 0,
                 deadline,
                 cost,
+                keys,
             };
             if !self.send(pool, job) {
-                self.part_done(r, false);
+                self.part_done(r, false, keys);
                 if self.reqs[r].query_token != token {
                     break;
                 }
             }
         }
+        self.parts = parts;
     }
 
     /// Hands a job to its server; false when it fails at once (outage, full queue).
@@ -360,6 +500,14 @@ impl<'a> Simulation<'a> {
         pool.stats.sent += 1;
         if pool.outages > 0 {
             pool.stats.failed_fast += 1;
+            return false;
+        }
+        if pool.servers[job.server as usize].down {
+            // A connection error at once; a client that refreshes on error learns now.
+            pool.stats.failed_fast += 1;
+            if self.cfg.pools[p].client.is_some_and(|c| c.refresh_on_error) {
+                pool.refresh_view();
+            }
             return false;
         }
         let server = &pool.servers[job.server as usize];
@@ -407,11 +555,20 @@ impl<'a> Simulation<'a> {
         pool.stats.served += 1;
         pool.stats.wait_sum_ns += (job.started - job.enqueued) as u128;
         pool.stats.sojourn_sum_ns += (self.now - job.enqueued) as u128;
-        let ok = pcfg.error_rate == 0.0 || pool.rng.random::<f64>() >= pcfg.error_rate;
+        let server = &mut pool.servers[job.server as usize];
+        // A job on a server that crashed meanwhile is lost: its caller sees an error.
+        let mut ok = !server.down;
+        if pool.per_shard > 1 {
+            server.latency_ewma_ns +=
+                0.1 * ((self.now - job.enqueued) as f64 - server.latency_ewma_ns);
+        }
+        if pcfg.error_rate > 0.0 {
+            ok &= pool.rng.random::<f64>() >= pcfg.error_rate;
+        }
         self.jobs.remove(j);
         self.serve_next(p, job.server);
         if self.reqs[job.req].query_token == job.token {
-            self.part_done(job.req, ok);
+            self.part_done(job.req, ok, job.keys);
         }
     }
 
@@ -443,30 +600,71 @@ impl<'a> Simulation<'a> {
         }
     }
 
+    /// One part of the current query came back. All-or-nothing: the first failed part
+    /// fails the query (Grab's pipelines). Partial: the query succeeds with the parts that
+    /// succeeded once all are back, and key-level outcomes are counted part by part.
     #[inline]
-    fn part_done(&mut self, r: u32, ok: bool) {
+    fn part_done(&mut self, r: u32, ok: bool, keys: u32) {
+        let (c, step) = (self.reqs[r].class as usize, self.reqs[r].step as usize);
+        let st = &self.cfg.classes[c].steps[step];
+        let partial = st.query.completion == Completion::Partial;
+        let counts_keys = st.cache.is_none() && st.query.fanout == Fanout::Keys;
         let req = &mut self.reqs[r];
         req.parts_left -= 1;
         if !ok {
             req.parts_failed += 1;
-            // All-or-nothing: one failed part fails the query at once.
+        }
+        if partial {
+            if counts_keys {
+                let k = &mut self.classes[c].counts;
+                if ok {
+                    k.keys_ok += keys as u64
+                } else {
+                    k.keys_failed += keys as u64
+                }
+            }
+            if req.parts_left == 0 {
+                if req.parts_failed == req.parts_total {
+                    self.query_failed(r);
+                } else {
+                    self.step_done(r);
+                }
+            }
+            return;
+        }
+        if !ok {
+            if counts_keys {
+                self.classes[c].counts.keys_failed += req.covered as u64;
+            }
             self.query_failed(r);
             return;
         }
         if req.parts_left == 0 {
+            if counts_keys {
+                self.classes[c].counts.keys_ok += req.covered as u64;
+            }
             self.step_done(r);
         }
     }
 
+    /// The current step succeeded. A cache step fills its keys now, and only now: a query
+    /// that failed or came back after the client gave up fills nothing (the Slack
+    /// sustaining loop).
     #[inline]
     fn step_done(&mut self, r: u32) {
         let c = self.reqs[r].class as usize;
+        let step = self.reqs[r].step as usize;
+        if let Some(ci) = self.cfg.classes[c].steps[step].cache {
+            let keys = std::mem::take(&mut self.req_keys[r as usize]);
+            for &k in &keys {
+                self.caches[ci].fill(k, self.now);
+            }
+            self.req_keys[r as usize] = keys;
+        }
         let req = &mut self.reqs[r];
         req.step += 1;
         if (req.step as usize) < self.cfg.classes[c].steps.len() {
-            req.q_attempt = 0;
-            req.q_prev_sleep = 0;
-            self.start_query(r);
+            self.start_step(r);
         } else {
             self.request_done(r, true);
         }
@@ -475,7 +673,7 @@ impl<'a> Simulation<'a> {
     /// The current query attempt failed: retry it at query level, or fail the attempt.
     fn query_failed(&mut self, r: u32) {
         let (c, step) = (self.reqs[r].class as usize, self.reqs[r].step as usize);
-        let StepCfg::Query(qc) = self.cfg.classes[c].steps[step];
+        let qc = self.cfg.classes[c].steps[step].query;
         let token = self.next_token();
         // Invalidate the outstanding parts: their caller has moved on.
         self.reqs[r].query_token = token;
@@ -587,6 +785,19 @@ impl<'a> Simulation<'a> {
                             self.q.schedule(t, Ev::Burst { event: e });
                         }
                     }
+                    EventKind::RollingRestart { .. } => self.rolling_next(e as usize, 0),
+                    EventKind::Partition { cache, nodes } => {
+                        for s in 0..nodes as usize {
+                            let token = self.caches[cache].leave(s, false);
+                            self.detect_later(cache, s, token);
+                        }
+                    }
+                    EventKind::Flush { cache, nodes } => {
+                        for s in 0..nodes as usize {
+                            self.caches[cache].flush(s);
+                        }
+                    }
+                    EventKind::Crash { pool, server } => self.crash(pool, server),
                 }
             }
             Action::End(e) => {
@@ -596,10 +807,99 @@ impl<'a> Simulation<'a> {
                 match self.cfg.events[e as usize].kind {
                     EventKind::Slowdown { pool, factor } => self.pools[pool].slowdown /= factor,
                     EventKind::Outage { pool } => self.pools[pool].outages -= 1,
-                    EventKind::Burst { .. } => {}
+                    EventKind::Partition { cache, nodes } => {
+                        for s in 0..nodes as usize {
+                            self.caches[cache].rejoin(s);
+                        }
+                    }
+                    EventKind::Crash { pool, server } => {
+                        // The replacement is up; clients learn of it at their next refresh.
+                        let p = &mut self.pools[pool];
+                        p.servers[server as usize].down = false;
+                        if self.cfg.pools[pool].client.is_none() {
+                            p.refresh_view();
+                        }
+                    }
+                    EventKind::Burst { .. }
+                    | EventKind::RollingRestart { .. }
+                    | EventKind::Flush { .. } => {}
                 }
             }
             Action::Intervene(i) => self.intervene(i as usize),
+        }
+    }
+
+    /// A rolling restart deregisters its next node; the control plane may swap in an
+    /// empty spare before the node re-registers. Switching the event off (an
+    /// intervention setting `enabled = false`) pauses the rollout.
+    fn rolling_next(&mut self, e: usize, node: u32) {
+        let ev = &self.cfg.events[e];
+        let EventKind::RollingRestart {
+            cache,
+            nodes,
+            interval_ns,
+            down_for_ns,
+        } = ev.kind
+        else {
+            return;
+        };
+        if !ev.enabled || node >= nodes {
+            return;
+        }
+        let slot = node as usize % self.caches[cache].slots.len();
+        let token = self.caches[cache].leave(slot, true);
+        self.detect_later(cache, slot, token);
+        self.q.schedule(
+            self.now.saturating_add(down_for_ns),
+            Ev::NodeRejoin {
+                cache: cache as u16,
+                slot: slot as u16,
+                token,
+            },
+        );
+        if node + 1 < nodes {
+            self.q.schedule(
+                self.now.saturating_add(interval_ns),
+                Ev::RollingNext {
+                    event: e as u16,
+                    node: node + 1,
+                },
+            );
+        }
+    }
+
+    fn detect_later(&mut self, cache: usize, slot: usize, token: u32) {
+        if let Some(d) = self.cfg.caches[cache].detect_after_ns {
+            self.q.schedule(
+                self.now.saturating_add(d),
+                Ev::NodeDetect {
+                    cache: cache as u16,
+                    slot: slot as u16,
+                    token,
+                },
+            );
+        }
+    }
+
+    /// A server crashes: its queued work fails at once (connection reset); work in service
+    /// fails when it would have finished. Clients without a cluster view learn at once.
+    fn crash(&mut self, p: usize, server: u32) {
+        let pool = &mut self.pools[p];
+        pool.integrate(self.now);
+        let srv = &mut pool.servers[server as usize];
+        srv.down = true;
+        let queued: Vec<u32> = srv.queue.drain(..).collect();
+        pool.queued -= queued.len() as u64;
+        pool.stats.dropped += queued.len() as u64;
+        if self.cfg.pools[p].client.is_none() {
+            pool.refresh_view();
+        }
+        for j in queued {
+            let job = *self.jobs.get(j);
+            self.jobs.remove(j);
+            if self.reqs[job.req].query_token == job.token {
+                self.part_done(job.req, false, job.keys);
+            }
         }
     }
 
@@ -658,7 +958,12 @@ impl<'a> Simulation<'a> {
             let (util, qlen) = pool.window(&pool.step_mark, span);
             row.push(util);
             row.push(qlen);
+            row.push((pool.stats.sent - pool.step_mark.sent) as f64 / secs);
             pool.step_mark = pool.stats.clone();
+        }
+        for cache in &mut self.caches {
+            row.push(CacheState::hit_ratio(&cache.counts, &cache.step_mark));
+            cache.step_mark = cache.counts;
         }
         self.rows.push(row);
         self.step_start = self.now;
@@ -693,6 +998,10 @@ impl<'a> Simulation<'a> {
                 });
             }
             let q = |x: f64| cs.latency.quantile(x).map(|v| v / 1e9);
+            let uses_keys = self.cfg.classes[c]
+                .steps
+                .iter()
+                .any(|st| st.cache.is_none() && st.query.fanout == Fanout::Keys);
             classes.insert(
                 name,
                 ClassSummary {
@@ -710,6 +1019,8 @@ impl<'a> Simulation<'a> {
                         p50: q(0.5),
                         p99: q(0.99),
                     },
+                    keys_ok: uses_keys.then_some(k.keys_ok),
+                    keys_failed: uses_keys.then_some(k.keys_failed),
                 },
             );
         }
@@ -749,13 +1060,35 @@ impl<'a> Simulation<'a> {
             }
         }
         for p in &self.cfg.pools {
-            for m in ["utilization", "queue_len"] {
+            for m in ["utilization", "queue_len", "queries_per_s"] {
                 columns.push(format!("{}.{m}", p.name));
             }
+        }
+        for c in &self.cfg.caches {
+            columns.push(format!("{}.hit_ratio", c.name));
         }
         let markers = markers(self.sc);
         Ok(RunResult {
             summary: Summary {
+                caches: self
+                    .caches
+                    .iter()
+                    .zip(&self.cfg.caches)
+                    .map(|(cs, cfg)| {
+                        let k = cs.counts;
+                        let ratio = CacheState::hit_ratio(&k, &Default::default());
+                        (
+                            cfg.name.clone(),
+                            CacheSummary {
+                                hit_ratio: ratio.is_finite().then_some(ratio),
+                                lookups: k.lookups,
+                                hits: k.hits,
+                                fills: k.fills,
+                                slot_losses: k.losses,
+                            },
+                        )
+                    })
+                    .collect(),
                 scenario: self.sc.name.clone(),
                 variant: self.sc.variant.clone(),
                 seed: self.sc.seed,

@@ -6,7 +6,7 @@ use crate::engine::time::{NS_PER_S, SimTime};
 use crate::model::histogram::Histogram;
 use crate::model::retry::Breaker;
 use crate::model::token_bucket::TokenBucket;
-use crate::scenario::{ClassCfg, StepCfg};
+use crate::scenario::ClassCfg;
 use rand::RngExt;
 use rand_distr::Exp1;
 
@@ -19,6 +19,9 @@ pub struct ClassCounters {
     pub succeeded: u64,
     pub failed: u64,
     pub attempts: u64,
+    /// Key-level outcomes of keyed queries (pipelines).
+    pub keys_ok: u64,
+    pub keys_failed: u64,
 }
 
 /// A class's live state: its arrival process, admission, retry budgets and statistics.
@@ -56,9 +59,7 @@ impl ClassState {
             step_budgets: cfg
                 .steps
                 .iter()
-                .map(|s| match s {
-                    StepCfg::Query(q) => q.retry.budget.map(TokenBucket::new),
-                })
+                .map(|s| s.query.retry.budget.map(TokenBucket::new))
                 .collect(),
             breaker: Breaker::default(),
             counts: ClassCounters::default(),
@@ -91,8 +92,7 @@ impl ClassState {
         reconfigure_bucket(&mut self.rate_limit, now, cfg.rate_limit);
         reconfigure_bucket(&mut self.retry_budget, now, cfg.retry.budget);
         for (b, s) in self.step_budgets.iter_mut().zip(&cfg.steps) {
-            let StepCfg::Query(q) = s;
-            reconfigure_bucket(b, now, q.retry.budget);
+            reconfigure_bucket(b, now, s.query.retry.budget);
         }
     }
 

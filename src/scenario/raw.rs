@@ -57,6 +57,8 @@ pub struct RawScenario {
     #[serde(default)]
     pub pool: IndexMap<String, RawPool>,
     #[serde(default)]
+    pub cache: IndexMap<String, RawCache>,
+    #[serde(default)]
     pub event: IndexMap<String, RawEvent>,
     #[serde(default)]
     pub at: Vec<RawAt>,
@@ -146,6 +148,7 @@ pub enum Fanout {
     #[default]
     One,
     All,
+    Keys,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
@@ -155,6 +158,73 @@ pub enum ReadPref {
     Primary,
     Replica,
     Any,
+    Latency,
+}
+
+/// Which keys a cache miss queries: all the step's keys (legacy) or only the missing ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum MissPolicy {
+    #[default]
+    All,
+    Missing,
+}
+
+/// When a multi-part query succeeds: every part (all-or-nothing) or with what succeeded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Completion {
+    #[default]
+    AllOrNothing,
+    Partial,
+}
+
+/// The number of keys a step touches: a whole number, or a law.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RawCount {
+    Fixed(i64),
+    Law(RawCountLaw),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CountLaw {
+    Fixed,
+    Poisson,
+    Geometric,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCountLaw {
+    pub law: CountLaw,
+    pub mean: f64,
+    pub min: Option<i64>,
+}
+
+impl<'de> Deserialize<'de> for RawCount {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> de::Visitor<'de> for V {
+            type Value = RawCount;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a whole number of keys, or a law such as { law = \"poisson\", mean = 8 }",
+                )
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RawCount, E> {
+                Ok(RawCount::Fixed(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawCount, E> {
+                Ok(RawCount::Fixed(v.min(i64::MAX as u64) as i64))
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<RawCount, A::Error> {
+                RawCountLaw::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(RawCount::Law)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// One step of a request. Exactly one of `query` (more kinds come with later issues)
@@ -163,6 +233,11 @@ pub enum ReadPref {
 #[serde(deny_unknown_fields)]
 pub struct RawStep {
     pub query: Option<String>,
+    pub cache: Option<String>,
+    pub keys: Option<RawCount>,
+    pub miss: Option<MissPolicy>,
+    pub completion: Option<Completion>,
+    pub cost_per_key: Option<f64>,
     pub cost: Option<f64>,
     pub fanout: Option<Fanout>,
     pub read: Option<ReadPref>,
@@ -211,6 +286,39 @@ pub struct RawPool {
     pub cancel_expired: bool,
     #[serde(default)]
     pub discipline: Discipline,
+    pub client: Option<RawClusterClient>,
+    pub latency_threshold: Option<Dur>,
+}
+
+/// How clients route to a sharded, replicated pool: their own copy of the topology.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawClusterClient {
+    pub refresh: Option<Dur>,
+    #[serde(default)]
+    pub refresh_on_error: bool,
+}
+
+/// A cache tier on consistent hashing, with an optional control plane.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCache {
+    pub nodes: i64,
+    pub spares: Option<i64>,
+    pub keys: i64,
+    pub zipf: Option<f64>,
+    pub ttl: Option<Dur>,
+    pub warm: Option<f64>,
+    pub vnodes: Option<i64>,
+    pub control_plane: Option<RawControlPlane>,
+}
+
+/// The control plane over a cache tier (Mcrib): replaces a node that left the catalog with
+/// an empty spare after `detect_after`; a node that rejoins after being replaced is flushed.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawControlPlane {
+    pub detect_after: Dur,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -219,6 +327,10 @@ pub enum RawEventKind {
     Slowdown,
     Outage,
     Burst,
+    RollingRestart,
+    Partition,
+    Flush,
+    Crash,
 }
 
 /// A time-triggered disturbance. Which fields apply depends on `kind`.
@@ -238,6 +350,12 @@ pub struct RawEvent {
     pub class: Option<String>,
     pub clients: Option<i64>,
     pub spread: Option<Dur>,
+    pub cache: Option<String>,
+    pub fraction: Option<f64>,
+    pub interval: Option<Dur>,
+    pub down_for: Option<Dur>,
+    pub shard: Option<i64>,
+    pub replica: Option<i64>,
 }
 
 fn yes() -> bool {

@@ -2,7 +2,9 @@
 //! to nanoseconds, and every value is in range.
 
 use crate::engine::time::SimTime;
-pub use crate::scenario::raw::{Backoff, Discipline, Fanout, Jitter, Law, ReadPref};
+pub use crate::scenario::raw::{
+    Backoff, Completion, Discipline, Fanout, Jitter, Law, MissPolicy, ReadPref,
+};
 use std::sync::Arc;
 
 /// A scenario ready to run.
@@ -40,6 +42,8 @@ pub struct Config {
     pub classes: Vec<ClassCfg>,
     /// Server pools, in file order.
     pub pools: Vec<PoolCfg>,
+    /// Cache tiers, in file order.
+    pub caches: Vec<CacheCfg>,
     /// Time-triggered events, in file order.
     pub events: Vec<EventCfg>,
 }
@@ -162,11 +166,33 @@ pub struct BreakerCfg {
     pub open_for_ns: SimTime,
 }
 
-/// What one step of a request does.
-#[derive(Debug, Clone, PartialEq)]
-pub enum StepCfg {
-    /// One query to a pool.
-    Query(QueryCfg),
+/// What one step of a request does: an optional cache lookup of its keys, then a query
+/// (for a cache step, the query runs only on a miss and fills the cache when it succeeds).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepCfg {
+    /// Index into [`Config::caches`] for a cache lookup step.
+    pub cache: Option<usize>,
+    /// How many keys the step touches.
+    pub keys: KeyCount,
+    /// Which keys a miss queries.
+    pub miss: MissPolicy,
+    pub query: QueryCfg,
+}
+
+/// The number of keys a step touches.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum KeyCount {
+    Fixed(u32),
+    /// Poisson with this mean, at least `min`.
+    Poisson {
+        mean: f64,
+        min: u32,
+    },
+    /// Geometric (on 1, 2, ...) with this mean, at least `min`.
+    Geometric {
+        mean: f64,
+        min: u32,
+    },
 }
 
 /// A query to a server pool.
@@ -174,8 +200,11 @@ pub enum StepCfg {
 pub struct QueryCfg {
     /// Index into [`Config::pools`].
     pub pool: usize,
-    /// Service-time multiplier (a counter update costs about 100 plain writes).
+    /// Service-time multiplier of one part (a counter update costs about 100 plain writes).
     pub cost: f64,
+    /// Added to a part's cost for each key it covers (rows fetched).
+    pub cost_per_key: f64,
+    pub completion: Completion,
     pub fanout: Fanout,
     pub read: ReadPref,
     /// The service's own deadline for one query attempt (`u64::MAX` = none); past it the
@@ -208,6 +237,37 @@ pub struct PoolCfg {
     pub error_rate: f64,
     pub cancel_expired: bool,
     pub discipline: Discipline,
+    /// Clients route by their own copy of the topology, if set.
+    pub client: Option<ClusterClientCfg>,
+    /// `read = "latency"` prefers the primary while its recent latency is under this.
+    pub latency_threshold_ns: SimTime,
+}
+
+/// The client's view of a sharded, replicated pool (Grab's Go-Redis cluster client).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClusterClientCfg {
+    /// The view is refreshed every `refresh`.
+    pub refresh_ns: SimTime,
+    /// Also refresh at once when a command fails on a node that is down.
+    pub refresh_on_error: bool,
+}
+
+/// A cache tier: `nodes` slots on a consistent-hash ring over a keyspace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CacheCfg {
+    pub name: String,
+    pub nodes: u32,
+    pub spares: u32,
+    pub keys: u32,
+    /// Zipf exponent of key popularity; `None` is uniform.
+    pub zipf: Option<f64>,
+    pub ttl_ns: Option<SimTime>,
+    /// Fraction of keys present at the start.
+    pub warm: f64,
+    pub vnodes: u32,
+    /// The control plane's reaction time to a node leaving the catalog; `None` = no
+    /// control plane (nothing replaces a node that leaves).
+    pub detect_after_ns: Option<SimTime>,
 }
 
 /// A time-triggered event.
@@ -233,4 +293,18 @@ pub enum EventKind {
     Outage { pool: usize },
     /// `clients` requests of a class arrive, uniformly spread over the event's length.
     Burst { class: usize, clients: u64 },
+    /// The first `nodes` cache nodes leave the catalog one after another, every
+    /// `interval`, each for `down_for` (the cache process keeps serving meanwhile).
+    RollingRestart {
+        cache: usize,
+        nodes: u32,
+        interval_ns: SimTime,
+        down_for_ns: SimTime,
+    },
+    /// The first `nodes` cache nodes are unreachable for the event's length, all at once.
+    Partition { cache: usize, nodes: u32 },
+    /// The first `nodes` cache nodes lose their contents at once.
+    Flush { cache: usize, nodes: u32 },
+    /// One server of a pool is down for the event's length (replaced after).
+    Crash { pool: usize, server: u32 },
 }

@@ -99,9 +99,20 @@ pub fn validate(raw: &RawScenario) -> V<(Meta, Config)> {
     for (name, p) in &raw.pool {
         pools.push(pool(&format!("pool.{name}"), name, p)?);
     }
+    let cache_names: Vec<String> = raw.cache.keys().cloned().collect();
+    let mut caches = Vec::new();
+    for (name, c) in &raw.cache {
+        caches.push(cache(&format!("cache.{name}"), name, c)?);
+    }
     let mut classes = Vec::new();
     for (name, c) in &raw.class {
-        classes.push(class(&format!("class.{name}"), name, c, &pool_names)?);
+        classes.push(class(
+            &format!("class.{name}"),
+            name,
+            c,
+            &pool_names,
+            &cache_names,
+        )?);
     }
     if classes.is_empty() {
         return bad(
@@ -115,8 +126,9 @@ pub fn validate(raw: &RawScenario) -> V<(Meta, Config)> {
             &format!("event.{name}"),
             name,
             e,
-            &pool_names,
+            &pools,
             &class_names,
+            &caches,
         )?);
     }
     let meta = Meta {
@@ -132,12 +144,13 @@ pub fn validate(raw: &RawScenario) -> V<(Meta, Config)> {
         Config {
             classes,
             pools,
+            caches,
             events,
         },
     ))
 }
 
-fn class(path: &str, name: &str, c: &RawClass, pools: &[String]) -> V<ClassCfg> {
+fn class(path: &str, name: &str, c: &RawClass, pools: &[String], caches: &[String]) -> V<ClassCfg> {
     let rate = finite_nonneg(&format!("{path}.rate"), c.rate)?;
     let profile = match &c.profile {
         None => Profile {
@@ -164,7 +177,7 @@ fn class(path: &str, name: &str, c: &RawClass, pools: &[String]) -> V<ClassCfg> 
     }
     let mut steps = Vec::new();
     for (i, s) in c.steps.iter().enumerate() {
-        steps.push(step(&format!("{path}.steps.{i}"), s, pools)?);
+        steps.push(step(&format!("{path}.steps.{i}"), s, pools, caches)?);
     }
     Ok(ClassCfg {
         name: name.into(),
@@ -299,18 +312,74 @@ fn retry(path: &str, r: &RawRetry) -> V<RetryCfg> {
     })
 }
 
-fn step(path: &str, s: &RawStep, pools: &[String]) -> V<StepCfg> {
+fn step(path: &str, s: &RawStep, pools: &[String], caches: &[String]) -> V<StepCfg> {
     let Some(pool_name) = &s.query else {
+        let hint = if s.cache.is_some() {
+            " (for a cache step: the pool a miss queries)"
+        } else {
+            ""
+        };
         return bad(
             path,
-            "a step needs `query = \"<pool>\"` naming the pool it queries",
+            format!("a step needs `query = \"<pool>\"` naming the pool it queries{hint}"),
         );
     };
     let pool = pools
         .iter()
         .position(|p| p == pool_name)
         .ok_or_else(|| unknown_name(&format!("{path}.query"), "pool", pool_name, pools))?;
+    let cache = match &s.cache {
+        Some(c) => Some(
+            caches
+                .iter()
+                .position(|x| x == c)
+                .ok_or_else(|| unknown_name(&format!("{path}.cache"), "cache", c, caches))?,
+        ),
+        None => None,
+    };
+    let keys = match s.keys {
+        None => KeyCount::Fixed(1),
+        Some(RawCount::Fixed(n)) => {
+            KeyCount::Fixed(int_in(&format!("{path}.keys"), n, 0, 10_000)? as u32)
+        }
+        Some(RawCount::Law(l)) => {
+            let kp = format!("{path}.keys");
+            let mean = positive(&format!("{kp}.mean"), l.mean)?;
+            if mean > 10_000.0 {
+                return bad(format!("{kp}.mean"), "must be at most 10000 keys");
+            }
+            let min = int_in(&format!("{kp}.min"), l.min.unwrap_or(0), 0, 10_000)? as u32;
+            match l.law {
+                CountLaw::Fixed => {
+                    if mean.fract() != 0.0 {
+                        return bad(format!("{kp}.mean"), "a fixed count must be a whole number");
+                    }
+                    KeyCount::Fixed(mean as u32)
+                }
+                CountLaw::Poisson => KeyCount::Poisson { mean, min },
+                CountLaw::Geometric => {
+                    if mean < 1.0 {
+                        return bad(
+                            format!("{kp}.mean"),
+                            "a geometric count on 1, 2, ... has mean >= 1",
+                        );
+                    }
+                    KeyCount::Geometric { mean, min }
+                }
+            }
+        }
+    };
+    if cache.is_none() && s.miss.is_some() {
+        return bad(
+            format!("{path}.miss"),
+            "`miss` applies to cache steps only (add `cache = \"<tier>\"`)",
+        );
+    }
     let cost = positive(&format!("{path}.cost"), s.cost.unwrap_or(1.0))?;
+    let cost_per_key = finite_nonneg(
+        &format!("{path}.cost_per_key"),
+        s.cost_per_key.unwrap_or(0.0),
+    )?;
     let timeout_ns = match s.timeout {
         Some(t) => nonzero_dur(&format!("{path}.timeout"), t)?,
         None => SimTime::MAX,
@@ -325,14 +394,58 @@ fn step(path: &str, s: &RawStep, pools: &[String]) -> V<StepCfg> {
             "a circuit breaker belongs to the class's retry policy",
         );
     }
-    Ok(StepCfg::Query(QueryCfg {
-        pool,
-        cost,
-        fanout: s.fanout.unwrap_or_default(),
-        read: s.read.unwrap_or_default(),
-        timeout_ns,
-        retry,
-    }))
+    Ok(StepCfg {
+        cache,
+        keys,
+        miss: s.miss.unwrap_or_default(),
+        query: QueryCfg {
+            pool,
+            cost,
+            cost_per_key,
+            completion: s.completion.unwrap_or_default(),
+            fanout: s.fanout.unwrap_or_default(),
+            read: s.read.unwrap_or_default(),
+            timeout_ns,
+            retry,
+        },
+    })
+}
+
+fn cache(path: &str, name: &str, c: &RawCache) -> V<CacheCfg> {
+    let warm = c.warm.unwrap_or(1.0);
+    if !(0.0..=1.0).contains(&warm) {
+        return bad(
+            format!("{path}.warm"),
+            format!("must be a fraction from 0 to 1, not {warm}"),
+        );
+    }
+    let zipf = match c.zipf {
+        Some(z) => Some(positive(&format!("{path}.zipf"), z)?),
+        None => None,
+    };
+    Ok(CacheCfg {
+        name: name.into(),
+        nodes: int_in(&format!("{path}.nodes"), c.nodes, 1, 10_000)? as u32,
+        spares: int_in(&format!("{path}.spares"), c.spares.unwrap_or(0), 0, 10_000)? as u32,
+        keys: int_in(&format!("{path}.keys"), c.keys, 1, 50_000_000)? as u32,
+        zipf,
+        ttl_ns: c
+            .ttl
+            .map(|t| nonzero_dur(&format!("{path}.ttl"), t))
+            .transpose()?,
+        warm,
+        vnodes: int_in(&format!("{path}.vnodes"), c.vnodes.unwrap_or(64), 1, 1000)? as u32,
+        detect_after_ns: c
+            .control_plane
+            .as_ref()
+            .map(|cp| {
+                nonzero_dur(
+                    &format!("{path}.control_plane.detect_after"),
+                    cp.detect_after,
+                )
+            })
+            .transpose()?,
+    })
 }
 
 fn pool(path: &str, name: &str, p: &RawPool) -> V<PoolCfg> {
@@ -386,6 +499,20 @@ fn pool(path: &str, name: &str, p: &RawPool) -> V<PoolCfg> {
         error_rate,
         cancel_expired: p.cancel_expired,
         discipline: p.discipline,
+        client: match &p.client {
+            Some(c) => Some(ClusterClientCfg {
+                refresh_ns: match c.refresh {
+                    Some(r) => nonzero_dur(&format!("{path}.client.refresh"), r)?,
+                    None => 60 * crate::engine::time::NS_PER_S,
+                },
+                refresh_on_error: c.refresh_on_error,
+            }),
+            None => None,
+        },
+        latency_threshold_ns: match p.latency_threshold {
+            Some(t) => nonzero_dur(&format!("{path}.latency_threshold"), t)?,
+            None => 1_000_000,
+        },
     })
 }
 
@@ -393,18 +520,21 @@ fn event(
     path: &str,
     name: &str,
     e: &RawEvent,
-    pools: &[String],
+    pools: &[PoolCfg],
     classes: &[String],
+    caches: &[CacheCfg],
 ) -> V<EventCfg> {
-    let kind_name = match e.kind {
-        RawEventKind::Slowdown => "slowdown",
-        RawEventKind::Outage => "outage",
-        RawEventKind::Burst => "burst",
-    };
-    let allowed: &[&str] = match e.kind {
-        RawEventKind::Slowdown => &["pool", "factor", "for"],
-        RawEventKind::Outage => &["pool", "for"],
-        RawEventKind::Burst => &["class", "clients", "spread"],
+    let (kind_name, allowed): (&str, &[&str]) = match e.kind {
+        RawEventKind::Slowdown => ("slowdown", &["pool", "factor", "for"]),
+        RawEventKind::Outage => ("outage", &["pool", "for"]),
+        RawEventKind::Burst => ("burst", &["class", "clients", "spread"]),
+        RawEventKind::RollingRestart => (
+            "rolling_restart",
+            &["cache", "fraction", "interval", "down_for"],
+        ),
+        RawEventKind::Partition => ("partition", &["cache", "fraction", "for"]),
+        RawEventKind::Flush => ("flush", &["cache", "fraction"]),
+        RawEventKind::Crash => ("crash", &["pool", "shard", "replica", "for"]),
     };
     let given = [
         ("pool", e.pool.is_some()),
@@ -413,6 +543,12 @@ fn event(
         ("class", e.class.is_some()),
         ("clients", e.clients.is_some()),
         ("spread", e.spread.is_some()),
+        ("cache", e.cache.is_some()),
+        ("fraction", e.fraction.is_some()),
+        ("interval", e.interval.is_some()),
+        ("down_for", e.down_for.is_some()),
+        ("shard", e.shard.is_some()),
+        ("replica", e.replica.is_some()),
     ];
     for (key, present) in given {
         if present && !allowed.contains(&key) {
@@ -431,12 +567,35 @@ fn event(
             format!("a {kind_name} event needs `{key}`"),
         )
     };
-    let find_pool = |p: &Option<String>| -> V<usize> {
-        let p = p.as_ref().ok_or_else(|| need("pool"))?;
-        pools
+    let pool_names: Vec<String> = pools.iter().map(|p| p.name.clone()).collect();
+    let cache_names: Vec<String> = caches.iter().map(|c| c.name.clone()).collect();
+    let find_pool = || -> V<usize> {
+        let p = e.pool.as_ref().ok_or_else(|| need("pool"))?;
+        pool_names
             .iter()
             .position(|x| x == p)
-            .ok_or_else(|| unknown_name(&format!("{path}.pool"), "pool", p, pools))
+            .ok_or_else(|| unknown_name(&format!("{path}.pool"), "pool", p, &pool_names))
+    };
+    let find_cache = || -> V<usize> {
+        let c = e.cache.as_ref().ok_or_else(|| need("cache"))?;
+        cache_names
+            .iter()
+            .position(|x| x == c)
+            .ok_or_else(|| unknown_name(&format!("{path}.cache"), "cache", c, &cache_names))
+    };
+    let for_dur = || -> V<SimTime> {
+        nonzero_dur(&format!("{path}.for"), e.for_.ok_or_else(|| need("for"))?)
+    };
+    // The number of cache nodes a fraction covers (at least one).
+    let nodes_of = |cache: usize| -> V<u32> {
+        let f = e.fraction.ok_or_else(|| need("fraction"))?;
+        if !(f > 0.0 && f <= 1.0) {
+            return bad(
+                format!("{path}.fraction"),
+                format!("must be a fraction in (0, 1], not {f}"),
+            );
+        }
+        Ok(((f * caches[cache].nodes as f64).round() as u32).max(1))
     };
     let (kind, for_ns) = match e.kind {
         RawEventKind::Slowdown => {
@@ -444,24 +603,15 @@ fn event(
                 &format!("{path}.factor"),
                 e.factor.ok_or_else(|| need("factor"))?,
             )?;
-            let f = nonzero_dur(&format!("{path}.for"), e.for_.ok_or_else(|| need("for"))?)?;
             (
                 EventKind::Slowdown {
-                    pool: find_pool(&e.pool)?,
+                    pool: find_pool()?,
                     factor,
                 },
-                f,
+                for_dur()?,
             )
         }
-        RawEventKind::Outage => {
-            let f = nonzero_dur(&format!("{path}.for"), e.for_.ok_or_else(|| need("for"))?)?;
-            (
-                EventKind::Outage {
-                    pool: find_pool(&e.pool)?,
-                },
-                f,
-            )
-        }
+        RawEventKind::Outage => (EventKind::Outage { pool: find_pool()? }, for_dur()?),
         RawEventKind::Burst => {
             let cname = e.class.as_ref().ok_or_else(|| need("class"))?;
             let class = classes
@@ -481,6 +631,73 @@ fn event(
                     clients: clients as u64,
                 },
                 spread,
+            )
+        }
+        RawEventKind::RollingRestart => {
+            let cache = find_cache()?;
+            let nodes = nodes_of(cache)?;
+            let interval_ns = nonzero_dur(
+                &format!("{path}.interval"),
+                e.interval.ok_or_else(|| need("interval"))?,
+            )?;
+            let down_for_ns = nonzero_dur(
+                &format!("{path}.down_for"),
+                e.down_for.ok_or_else(|| need("down_for"))?,
+            )?;
+            let length = interval_ns
+                .saturating_mul(nodes as u64 - 1)
+                .saturating_add(down_for_ns);
+            (
+                EventKind::RollingRestart {
+                    cache,
+                    nodes,
+                    interval_ns,
+                    down_for_ns,
+                },
+                length,
+            )
+        }
+        RawEventKind::Partition => {
+            let cache = find_cache()?;
+            (
+                EventKind::Partition {
+                    cache,
+                    nodes: nodes_of(cache)?,
+                },
+                for_dur()?,
+            )
+        }
+        RawEventKind::Flush => {
+            let cache = find_cache()?;
+            (
+                EventKind::Flush {
+                    cache,
+                    nodes: nodes_of(cache)?,
+                },
+                0,
+            )
+        }
+        RawEventKind::Crash => {
+            let pool = find_pool()?;
+            let p = &pools[pool];
+            let shard = int_in(
+                &format!("{path}.shard"),
+                e.shard.ok_or_else(|| need("shard"))?,
+                0,
+                p.shards as i64 - 1,
+            )? as u32;
+            let replica = int_in(
+                &format!("{path}.replica"),
+                e.replica.unwrap_or(0),
+                0,
+                p.replicas as i64,
+            )? as u32;
+            (
+                EventKind::Crash {
+                    pool,
+                    server: shard * (1 + p.replicas) + replica,
+                },
+                for_dur()?,
             )
         }
     };
@@ -550,6 +767,15 @@ pub fn same_structure(a: &Config, b: &Config) -> Result<(), String> {
         if (x.shards, x.replicas) != (y.shards, y.replicas) {
             return Err(format!("pool `{}` changes its shards or replicas", x.name));
         }
+        if x.client.is_some() != y.client.is_some() {
+            return Err(format!(
+                "pool `{}` gains or loses its cluster client",
+                x.name
+            ));
+        }
+    }
+    if a.caches != b.caches {
+        return Err("cache tiers cannot be changed by an intervention".into());
     }
     for (x, y) in a.events.iter().zip(&b.events) {
         let (mut x, y) = (x.clone(), y);

@@ -1,0 +1,312 @@
+//! Cache tiers: node slots on a consistent-hash ring over a keyspace, per-key presence by
+//! slot epoch (losing a node's contents is O(1)), key popularity, and the control plane
+//! (Mcrib) that swaps an empty spare in for a node that left the catalog.
+
+use crate::engine::Rng;
+use crate::engine::time::SimTime;
+use crate::scenario::CacheCfg;
+use rand::RngExt;
+use rand_distr::{Distribution, Zipf};
+
+/// A 64-bit mix (SplitMix64's finaliser): spreads key ids and ring points.
+#[inline]
+pub fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// One node slot of the tier (a position in the routing list).
+#[derive(Debug, Clone, Default)]
+pub struct Slot {
+    /// A key is present only if it was filled in the slot's current epoch.
+    pub epoch: u32,
+    /// Listed in the service catalog.
+    pub listed: bool,
+    /// Answers requests (false while partitioned).
+    pub reachable: bool,
+    /// An empty spare serves the slot while its node is away.
+    pub replaced: bool,
+    /// Out of the ring: its node left, was detected, and no spare was free.
+    pub down: bool,
+    /// Ties the control plane's delayed reactions to the leave that caused them.
+    pub token: u32,
+}
+
+/// Running counts of a tier.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CacheCounts {
+    pub lookups: u64,
+    pub hits: u64,
+    pub fills: u64,
+    /// Slots that lost their contents (spares swapped in, flushes).
+    pub losses: u64,
+}
+
+/// A cache tier's live state.
+pub struct CacheState {
+    pub slots: Vec<Slot>,
+    pub spares: u32,
+    ring: Vec<(u64, u16)>,
+    home: Vec<u16>,
+    key_slot: Vec<u16>,
+    key_epoch: Vec<u32>,
+    key_expiry: Vec<SimTime>,
+    zipf: Option<Zipf<f64>>,
+    keys: u32,
+    ttl: Option<SimTime>,
+    pub rng: Rng,
+    pub counts: CacheCounts,
+    pub step_mark: CacheCounts,
+}
+
+impl CacheState {
+    /// Builds the ring and the keyspace; a `warm` fraction of keys starts present.
+    pub fn new(cfg: &CacheCfg, mut rng: Rng) -> Self {
+        let mut ring: Vec<(u64, u16)> = (0..cfg.nodes)
+            .flat_map(|s| {
+                (0..cfg.vnodes)
+                    .map(move |v| (mix(((s as u64) << 32) | v as u64 ^ 0x5bd1_e995), s as u16))
+            })
+            .collect();
+        ring.sort_unstable();
+        let n = cfg.keys as usize;
+        let home: Vec<u16> = (0..cfg.keys)
+            .map(|k| ring[ring_index(&ring, mix(k as u64))].1)
+            .collect();
+        let mut key_slot = vec![u16::MAX; n];
+        let mut key_epoch = vec![0u32; n];
+        let mut key_expiry = vec![SimTime::MAX; n];
+        for k in 0..n {
+            if cfg.warm >= 1.0 || rng.random::<f64>() < cfg.warm {
+                key_slot[k] = home[k];
+                key_epoch[k] = 1;
+                // Spread initial expiries over one TTL so they do not expire together.
+                if let Some(ttl) = cfg.ttl_ns {
+                    key_expiry[k] = rng.random_range(0..ttl.max(1));
+                }
+            }
+        }
+        let slots = (0..cfg.nodes)
+            .map(|_| Slot {
+                epoch: 1,
+                listed: true,
+                reachable: true,
+                ..Slot::default()
+            })
+            .collect();
+        Self {
+            slots,
+            spares: cfg.spares,
+            ring,
+            home,
+            key_slot,
+            key_epoch,
+            key_expiry,
+            zipf: cfg.zipf.and_then(|s| Zipf::new(cfg.keys as f64, s).ok()),
+            keys: cfg.keys,
+            ttl: cfg.ttl_ns,
+            rng,
+            counts: CacheCounts::default(),
+            step_mark: CacheCounts::default(),
+        }
+    }
+
+    /// Draws a key by the tier's popularity law.
+    #[inline]
+    pub fn draw_key(&mut self) -> u32 {
+        match &self.zipf {
+            Some(z) => (z.sample(&mut self.rng) as u32).clamp(1, self.keys) - 1,
+            None => self.rng.random_range(0..self.keys),
+        }
+    }
+
+    /// The slot a key maps to now: its home slot, or the next live slot on the ring.
+    #[inline]
+    pub fn route(&self, key: u32) -> u16 {
+        let home = self.home[key as usize];
+        if !self.slots[home as usize].down {
+            return home;
+        }
+        let start = ring_index(&self.ring, mix(key as u64));
+        for i in 0..self.ring.len() {
+            let s = self.ring[(start + i) % self.ring.len()].1;
+            if !self.slots[s as usize].down {
+                return s;
+            }
+        }
+        home
+    }
+
+    /// Looks a key up: true on a hit. A key on an unreachable node is a miss.
+    #[inline]
+    pub fn lookup(&mut self, key: u32, now: SimTime) -> bool {
+        self.counts.lookups += 1;
+        let s = self.route(key);
+        let slot = &self.slots[s as usize];
+        let k = key as usize;
+        let hit = slot.reachable
+            && self.key_slot[k] == s
+            && self.key_epoch[k] == slot.epoch
+            && now < self.key_expiry[k];
+        if hit {
+            self.counts.hits += 1;
+        }
+        hit
+    }
+
+    /// Stores a key (after a successful query); a fill to an unreachable node is lost.
+    #[inline]
+    pub fn fill(&mut self, key: u32, now: SimTime) {
+        let s = self.route(key);
+        let slot = &self.slots[s as usize];
+        if !slot.reachable {
+            return;
+        }
+        let k = key as usize;
+        self.key_slot[k] = s;
+        self.key_epoch[k] = slot.epoch;
+        self.key_expiry[k] = self
+            .ttl
+            .map(|t| now.saturating_add(t))
+            .unwrap_or(SimTime::MAX);
+        self.counts.fills += 1;
+    }
+
+    /// The slot's node leaves the catalog (reachable or not). Returns the token that the
+    /// control plane's detection must carry.
+    pub fn leave(&mut self, s: usize, reachable: bool) -> u32 {
+        let slot = &mut self.slots[s];
+        slot.token = slot.token.wrapping_add(1);
+        slot.listed = false;
+        slot.reachable = reachable && !slot.down;
+        slot.token
+    }
+
+    /// The control plane notices the slot's node is still gone: an empty spare takes its
+    /// place, or, with no spare free, the slot leaves the ring and its keys remap.
+    pub fn detect(&mut self, s: usize, token: u32) {
+        let slot = &mut self.slots[s];
+        if slot.token != token || slot.listed || slot.replaced || slot.down {
+            return;
+        }
+        if self.spares > 0 {
+            self.spares -= 1;
+            slot.replaced = true;
+            slot.reachable = true;
+            slot.epoch = slot.epoch.wrapping_add(1);
+            self.counts.losses += 1;
+        } else {
+            slot.down = true;
+            slot.reachable = false;
+        }
+    }
+
+    /// The slot's node is back in the catalog. If a spare replaced it, it is flushed and
+    /// becomes a spare; if the slot had left the ring, the node is flushed and serves it
+    /// again; if it was never noticed, nothing is lost (the Slack case for a slow control
+    /// plane).
+    pub fn rejoin(&mut self, s: usize) {
+        let slot = &mut self.slots[s];
+        slot.token = slot.token.wrapping_add(1);
+        slot.listed = true;
+        if slot.replaced {
+            slot.replaced = false;
+            self.spares += 1;
+        } else if slot.down {
+            slot.down = false;
+            slot.epoch = slot.epoch.wrapping_add(1);
+            self.counts.losses += 1;
+        }
+        slot.reachable = true;
+    }
+
+    /// The slot loses its contents at once.
+    pub fn flush(&mut self, s: usize) {
+        let slot = &mut self.slots[s];
+        slot.epoch = slot.epoch.wrapping_add(1);
+        self.counts.losses += 1;
+    }
+
+    /// Hit ratio between two snapshots of the counts (NaN with no lookups).
+    pub fn hit_ratio(now: &CacheCounts, from: &CacheCounts) -> f64 {
+        let l = now.lookups - from.lookups;
+        if l == 0 {
+            f64::NAN
+        } else {
+            (now.hits - from.hits) as f64 / l as f64
+        }
+    }
+}
+
+fn ring_index(ring: &[(u64, u16)], h: u64) -> usize {
+    match ring.binary_search_by(|e| e.0.cmp(&h)) {
+        Ok(i) => i,
+        Err(i) if i < ring.len() => i,
+        Err(_) => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::stream_rng;
+
+    fn tier(nodes: u32, spares: u32) -> CacheState {
+        let cfg = CacheCfg {
+            name: "c".into(),
+            nodes,
+            spares,
+            keys: 100_000,
+            zipf: None,
+            ttl_ns: None,
+            warm: 1.0,
+            vnodes: 64,
+            detect_after_ns: Some(10),
+        };
+        CacheState::new(&cfg, stream_rng(1, 0, "c"))
+    }
+
+    #[test]
+    fn consistent_hashing_spreads_keys_evenly() {
+        let c = tier(20, 0);
+        let mut per = vec![0u32; 20];
+        for k in 0..100_000 {
+            per[c.route(k) as usize] += 1;
+        }
+        // 64 virtual nodes per slot: every slot within 40% of the mean 5000.
+        assert!(per.iter().all(|&n| (3000..7000).contains(&n)), "{per:?}");
+    }
+
+    #[test]
+    fn a_spare_swap_loses_exactly_one_slots_keys() {
+        let mut c = tier(10, 1);
+        let owned: Vec<u32> = (0..100_000).filter(|&k| c.route(k) == 3).collect();
+        let t = c.leave(3, true);
+        assert!(
+            (0..100_000).all(|k| c.lookup(k, 0)),
+            "a short leave costs nothing"
+        );
+        c.detect(3, t);
+        let lost = (0..100_000).filter(|&k| !c.lookup(k, 0)).count();
+        assert_eq!(lost, owned.len());
+        c.rejoin(3);
+        assert_eq!(c.spares, 1, "the flushed node becomes a spare");
+        for &k in &owned {
+            c.fill(k, 0);
+        }
+        assert!((0..100_000).all(|k| c.lookup(k, 0)));
+    }
+
+    #[test]
+    fn without_spares_keys_remap_and_the_node_returns_flushed() {
+        let mut c = tier(10, 0);
+        let owned: Vec<u32> = (0..100_000).filter(|&k| c.route(k) == 4).collect();
+        let t = c.leave(4, false);
+        c.detect(4, t);
+        assert!(owned.iter().all(|&k| c.route(k) != 4));
+        c.rejoin(4);
+        assert!(owned.iter().all(|&k| c.route(k) == 4 && !c.lookup(k, 0)));
+    }
+}
