@@ -115,10 +115,10 @@ impl CacheState {
 
     /// Draws a key by the tier's popularity law.
     #[inline]
-    pub fn draw_key(&mut self) -> u32 {
+    pub fn draw_key(&self, rng: &mut Rng) -> u32 {
         match &self.zipf {
-            Some(z) => (z.sample(&mut self.rng) as u32).clamp(1, self.keys) - 1,
-            None => self.rng.random_range(0..self.keys),
+            Some(z) => (z.sample(rng) as u32).clamp(1, self.keys) - 1,
+            None => rng.random_range(0..self.keys),
         }
     }
 

@@ -66,8 +66,11 @@ pub struct PoolSummary {
     pub expired: u64,
     /// Queries sent to the pool (each part of a fan-out counts).
     pub queries: u64,
-    /// Queries failed at once (outage).
+    /// Queries failed at once (outage, crashed server).
     pub failed_fast: u64,
+    /// Busy time of the primaries over their capacity (pools with replicas only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub primary_utilization: Option<f64>,
 }
 
 /// `summary.json`: byte-identical for the same scenario, seed and overrides.

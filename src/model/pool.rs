@@ -88,6 +88,8 @@ pub struct PoolStats {
     pub sojourn_sum_ns: u128,
     /// Integrals over time: busy workers, queued jobs, worker capacity.
     pub busy_area: u128,
+    /// Busy primaries only (replicated pools).
+    pub primary_busy_area: u128,
     pub queue_area: u128,
     pub capacity_area: u128,
 }
@@ -98,6 +100,7 @@ pub struct PoolState {
     pub per_shard: u32,
     pub workers: u32,
     pub busy: u64,
+    pub busy_primary: u64,
     pub queued: u64,
     pub slowdown: f64,
     pub outages: u32,
@@ -118,6 +121,7 @@ impl PoolState {
             per_shard,
             workers: cfg.workers,
             busy: 0,
+            busy_primary: 0,
             queued: 0,
             slowdown: 1.0,
             outages: 0,
@@ -135,6 +139,7 @@ impl PoolState {
         let dt = (now - self.last) as u128;
         if dt > 0 {
             self.stats.busy_area += self.busy as u128 * dt;
+            self.stats.primary_busy_area += self.busy_primary as u128 * dt;
             self.stats.queue_area += self.queued as u128 * dt;
             self.last = now;
         }
@@ -265,6 +270,21 @@ impl PoolState {
             0.0
         };
         (util, qlen)
+    }
+
+    /// Utilisation of the primaries alone between two snapshots (replicated pools).
+    pub fn primary_utilization(&self, from: &PoolStats) -> f64 {
+        let cap = (self.stats.capacity_area - from.capacity_area) as f64 / self.per_shard as f64;
+        if cap > 0.0 {
+            (self.stats.primary_busy_area - from.primary_busy_area) as f64 / cap
+        } else {
+            0.0
+        }
+    }
+
+    /// True for a pool with replicas.
+    pub fn replicated(&self) -> bool {
+        self.per_shard > 1
     }
 
     /// Mean wait and sojourn of served queries, in seconds.

@@ -63,7 +63,9 @@ pub struct Simulation<'a> {
     req_keys: Vec<Vec<u32>>,
     /// Scratch for grouping a query's keys by server.
     parts: Vec<(u32, u32)>,
-    key_rng: Rng,
+    /// Requests offered so far, and a per-run salt: together they seed each request's keys.
+    serial: u64,
+    key_salt: u64,
     bursts: Vec<BurstState>,
     burst_rng: Rng,
     route_rng: Rng,
@@ -138,7 +140,8 @@ impl<'a> Simulation<'a> {
             caches,
             req_keys: Vec::new(),
             parts: Vec::new(),
-            key_rng: rng("keys"),
+            serial: 0,
+            key_salt: rand::Rng::next_u64(&mut rng("keys")),
             bursts: vec![BurstState::default(); cfg.events.len()],
             burst_rng: rng("bursts"),
             route_rng: rng("routing"),
@@ -310,7 +313,10 @@ impl<'a> Simulation<'a> {
             return;
         }
         cs.counts.admitted += 1;
+        self.serial += 1;
+        let key_seed = mix(self.serial ^ self.key_salt);
         let r = self.reqs.insert(Request {
+            key_seed,
             class: c as u16,
             arrived: self.now,
             ..Request::default()
@@ -327,7 +333,19 @@ impl<'a> Simulation<'a> {
         req.attempt += 1;
         req.attempt_token = token;
         req.step = 0;
-        self.classes[c].counts.attempts += 1;
+        let retry = req.attempt > 1;
+        let cs = &mut self.classes[c];
+        cs.counts.attempts += 1;
+        // A retry is a new request at the front door: the rate limit sees it too (a first
+        // attempt was admitted in `offer`). Refused, it fails at once, like an HTTP 429.
+        if retry
+            && let Some(b) = cs.rate_limit.as_mut()
+            && !b.try_take(self.now)
+        {
+            cs.counts.throttled += 1;
+            self.attempt_failed(r);
+            return;
+        }
         if self.cfg.classes[c].retry.breaker.is_some() && self.classes[c].breaker.is_open(self.now)
         {
             // An open breaker fails the attempt without reaching a server.
@@ -360,7 +378,10 @@ impl<'a> Simulation<'a> {
             self.start_query(r);
             return;
         }
-        let k = self.draw_count(st.keys);
+        let mut rng = <Rng as rand::SeedableRng>::seed_from_u64(
+            self.reqs[r].key_seed ^ ((step as u64) << 56),
+        );
+        let k = draw_count(st.keys, &mut rng);
         let slot = r as usize;
         if self.req_keys.len() <= slot {
             self.req_keys.resize_with(slot + 1, Vec::new);
@@ -372,7 +393,7 @@ impl<'a> Simulation<'a> {
                 let cache = &mut self.caches[ci];
                 let mut misses = 0;
                 for _ in 0..k {
-                    let key = cache.draw_key();
+                    let key = cache.draw_key(&mut rng);
                     let hit = cache.lookup(key, self.now);
                     misses += u32::from(!hit);
                     // Legacy policy: one miss queries (and refills) every key of the step.
@@ -389,31 +410,13 @@ impl<'a> Simulation<'a> {
             }
             None => {
                 for _ in 0..k {
-                    keys.push(self.key_rng.random::<u32>());
+                    keys.push(rng.random::<u32>());
                 }
                 self.reqs[r].covered = k;
                 self.req_keys[slot] = keys;
             }
         }
         self.start_query(r);
-    }
-
-    fn draw_count(&mut self, k: KeyCount) -> u32 {
-        match k {
-            KeyCount::Fixed(n) => n,
-            KeyCount::Poisson { mean, min } => {
-                let x: f64 = Poisson::new(mean)
-                    .map(|d| d.sample(&mut self.key_rng))
-                    .unwrap_or(mean);
-                (x as u32).max(min)
-            }
-            KeyCount::Geometric { mean, min } => {
-                let x = Geometric::new(1.0 / mean)
-                    .map(|d| d.sample(&mut self.key_rng))
-                    .unwrap_or(0);
-                (x as u32 + 1).max(min)
-            }
-        }
     }
 
     /// Starts (or retries) the current step's query: one job per part of its fan-out.
@@ -537,6 +540,9 @@ impl<'a> Simulation<'a> {
         server.busy += 1;
         let in_service = server.busy;
         pool.busy += 1;
+        if job.server.is_multiple_of(pool.per_shard) {
+            pool.busy_primary += 1;
+        }
         let cost = job.cost;
         let t = pool.service_ns(&self.cfg.pools[p], cost, in_service);
         self.q
@@ -552,6 +558,9 @@ impl<'a> Simulation<'a> {
         pool.integrate(self.now);
         pool.servers[job.server as usize].busy -= 1;
         pool.busy -= 1;
+        if job.server.is_multiple_of(pool.per_shard) {
+            pool.busy_primary -= 1;
+        }
         pool.stats.served += 1;
         pool.stats.wait_sum_ns += (job.started - job.enqueued) as u128;
         pool.stats.sojourn_sum_ns += (self.now - job.enqueued) as u128;
@@ -959,6 +968,9 @@ impl<'a> Simulation<'a> {
             row.push(util);
             row.push(qlen);
             row.push((pool.stats.sent - pool.step_mark.sent) as f64 / secs);
+            if pool.replicated() {
+                row.push(pool.primary_utilization(&pool.step_mark));
+            }
             pool.step_mark = pool.stats.clone();
         }
         for cache in &mut self.caches {
@@ -1043,6 +1055,9 @@ impl<'a> Simulation<'a> {
                     expired: s.expired,
                     queries: s.sent,
                     failed_fast: s.failed_fast,
+                    primary_utilization: pool
+                        .replicated()
+                        .then(|| pool.primary_utilization(&Default::default())),
                 },
             );
         }
@@ -1062,6 +1077,9 @@ impl<'a> Simulation<'a> {
         for p in &self.cfg.pools {
             for m in ["utilization", "queue_len", "queries_per_s"] {
                 columns.push(format!("{}.{m}", p.name));
+            }
+            if p.replicas > 0 {
+                columns.push(format!("{}.primary_utilization", p.name));
             }
         }
         for c in &self.cfg.caches {
@@ -1105,6 +1123,23 @@ impl<'a> Simulation<'a> {
             title: self.sc.title.clone(),
             wall_s: 0.0,
         })
+    }
+}
+
+/// Draws how many keys a step touches.
+fn draw_count(k: KeyCount, rng: &mut Rng) -> u32 {
+    match k {
+        KeyCount::Fixed(n) => n,
+        KeyCount::Poisson { mean, min } => {
+            let x: f64 = Poisson::new(mean).map(|d| d.sample(rng)).unwrap_or(mean);
+            (x as u32).max(min)
+        }
+        KeyCount::Geometric { mean, min } => {
+            let x = Geometric::new(1.0 / mean)
+                .map(|d| d.sample(rng))
+                .unwrap_or(0);
+            (x as u32 + 1).max(min)
+        }
     }
 }
 

@@ -22,6 +22,8 @@ pub struct ClassCounters {
     /// Key-level outcomes of keyed queries (pipelines).
     pub keys_ok: u64,
     pub keys_failed: u64,
+    /// Retry attempts refused by the rate limit.
+    pub throttled: u64,
 }
 
 /// A class's live state: its arrival process, admission, retry budgets and statistics.

@@ -89,7 +89,9 @@ pub fn default_panels(ts: &TimeSeries) -> Vec<Panel> {
     let mut ratios = Vec::new();
     let mut k = 0;
     for col in &ts.columns {
-        let label = if let Some(p) = col.strip_suffix(".utilization") {
+        let label = if let Some(p) = col.strip_suffix(".primary_utilization") {
+            format!("{p} primaries' utilisation")
+        } else if let Some(p) = col.strip_suffix(".utilization") {
             format!("{p} utilisation")
         } else if let Some(c) = col.strip_suffix(".hit_ratio") {
             format!("{c} hit ratio")
