@@ -6,3 +6,4 @@ mod determinism;
 mod queueing;
 mod retries;
 mod retry_storm;
+mod slack;
