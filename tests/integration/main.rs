@@ -3,6 +3,7 @@
 mod bad_input;
 mod common;
 mod determinism;
+mod grab;
 mod queueing;
 mod retries;
 mod retry_storm;

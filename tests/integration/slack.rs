@@ -14,8 +14,18 @@ fn slack(variant: Option<&str>) -> RunResult {
 }
 
 fn ratio(r: &RunResult, class: &str, from_min: f64, to_min: f64) -> f64 {
-    let good = mean_between(r, &format!("{class}.goodput_per_s"), from_min * M, to_min * M);
-    let offered = mean_between(r, &format!("{class}.offered_per_s"), from_min * M, to_min * M);
+    let good = mean_between(
+        r,
+        &format!("{class}.goodput_per_s"),
+        from_min * M,
+        to_min * M,
+    );
+    let offered = mean_between(
+        r,
+        &format!("{class}.offered_per_s"),
+        from_min * M,
+        to_min * M,
+    );
     good / offered
 }
 
@@ -34,12 +44,24 @@ fn healthy_at_peak_without_the_trigger() {
 #[test]
 fn rollout_collapses_it_and_without_response_it_stays_down() {
     let r = slack(Some("no-response"));
-    assert!(ratio(&r, "boot", 40.0, 54.0) >= 0.95, "healthy before the rollout");
-    assert!(ratio(&r, "boot", 62.0, 72.0) < 0.5, "boots collapse after the rollout");
+    assert!(
+        ratio(&r, "boot", 40.0, 54.0) >= 0.95,
+        "healthy before the rollout"
+    );
+    assert!(
+        ratio(&r, "boot", 62.0, 72.0) < 0.5,
+        "boots collapse after the rollout"
+    );
     assert!(hit(&r, 62.0, 72.0) < 0.9, "hit ratio collapses");
     // The restarts ended at about 61 min; 30+ simulated minutes later it is still down.
-    assert!(ratio(&r, "boot", 95.0, 180.0) < 0.5, "still failed long after the trigger");
-    assert!(ratio(&r, "booted", 95.0, 180.0) < 0.1, "booted users still starved");
+    assert!(
+        ratio(&r, "boot", 95.0, 180.0) < 0.5,
+        "still failed long after the trigger"
+    );
+    assert!(
+        ratio(&r, "booted", 95.0, 180.0) < 0.1,
+        "booted users still starved"
+    );
     assert!(hit(&r, 95.0, 180.0) < 0.9);
 }
 
@@ -47,13 +69,25 @@ fn rollout_collapses_it_and_without_response_it_stays_down() {
 fn the_response_replays_the_postmortem() {
     let r = slack(None);
     // Pausing the restarts (1h02m) makes no difference.
-    assert!(ratio(&r, "booted", 64.0, 74.0) < 0.1, "still down after the pause");
+    assert!(
+        ratio(&r, "booted", 64.0, 74.0) < 0.1,
+        "still down after the pause"
+    );
     // Throttling boots (1h15m) restores booted users.
-    assert!(ratio(&r, "booted", 77.0, 84.0) > 0.95, "throttle restores booted goodput");
+    assert!(
+        ratio(&r, "booted", 77.0, 84.0) > 0.95,
+        "throttle restores booted goodput"
+    );
     // Raising the limit too far (1h25m) relapses.
-    assert!(ratio(&r, "booted", 87.0, 94.0) < 0.2, "too-fast raise relapses");
+    assert!(
+        ratio(&r, "booted", 87.0, 94.0) < 0.2,
+        "too-fast raise relapses"
+    );
     // The query fix and stepped raises recover fully.
-    assert!(ratio(&r, "boot", 150.0, 180.0) > 0.95, "boots fully recovered");
+    assert!(
+        ratio(&r, "boot", 150.0, 180.0) > 0.95,
+        "boots fully recovered"
+    );
     assert!(ratio(&r, "booted", 150.0, 180.0) > 0.95);
     assert!(hit(&r, 150.0, 180.0) > 0.95);
 }
@@ -75,5 +109,8 @@ fn design_fixes_survive_the_rollout_and_a_partition_sinks_it() {
         assert!(ratio(&r, "booted", 56.0, 180.0) > 0.95, "{v}: booted");
     }
     let r = slack(Some("partition"));
-    assert!(ratio(&r, "booted", 70.0, 180.0) < 0.1, "the partition tips it too");
+    assert!(
+        ratio(&r, "booted", 70.0, 180.0) < 0.1,
+        "the partition tips it too"
+    );
 }
