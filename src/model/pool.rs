@@ -71,6 +71,8 @@ pub struct Server {
     pub view_down: bool,
     /// Recent sojourn (exponentially weighted), for latency-based routing.
     pub latency_ewma_ns: f64,
+    /// The primary of its shard.
+    pub primary: bool,
 }
 
 /// Running totals of one pool.
@@ -117,7 +119,12 @@ impl PoolState {
         let per_shard = 1 + cfg.replicas;
         let n = (cfg.shards * per_shard) as usize;
         Self {
-            servers: (0..n).map(|_| Server::default()).collect(),
+            servers: (0..n as u32)
+                .map(|i| Server {
+                    primary: i % per_shard == 0,
+                    ..Server::default()
+                })
+                .collect(),
             per_shard,
             workers: cfg.workers,
             busy: 0,
@@ -139,7 +146,9 @@ impl PoolState {
         let dt = (now - self.last) as u128;
         if dt > 0 {
             self.stats.busy_area += self.busy as u128 * dt;
-            self.stats.primary_busy_area += self.busy_primary as u128 * dt;
+            if self.per_shard > 1 {
+                self.stats.primary_busy_area += self.busy_primary as u128 * dt;
+            }
             self.stats.queue_area += self.queued as u128 * dt;
             self.last = now;
         }
@@ -156,7 +165,7 @@ impl PoolState {
     /// Picks the server of `shard` that a query with read preference `read` goes to, as
     /// the clients' view of the topology has it: servers the view holds down are avoided
     /// (if the view is stale, a command can still land on a dead server and fail).
-    #[inline]
+    #[inline(always)]
     pub fn pick(&mut self, shard: u32, read: ReadPref, latency_threshold_ns: SimTime) -> u32 {
         let base = shard * self.per_shard;
         if self.per_shard == 1 {

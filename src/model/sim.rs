@@ -367,17 +367,19 @@ impl<'a> Simulation<'a> {
     /// (a step whose keys all hit needs no query), then starts its query.
     fn start_step(&mut self, r: u32) {
         let (c, step) = (self.reqs[r].class as usize, self.reqs[r].step as usize);
-        let st: StepCfg = self.cfg.classes[c].steps[step];
+        let keyed = {
+            let st = &self.cfg.classes[c].steps[step];
+            st.cache.is_some() || st.query.fanout == Fanout::Keys || st.query.cost_per_key > 0.0
+        };
         let req = &mut self.reqs[r];
         req.q_attempt = 0;
         req.q_prev_sleep = 0;
-        let keyed =
-            st.cache.is_some() || st.query.fanout == Fanout::Keys || st.query.cost_per_key > 0.0;
         if !keyed {
             req.covered = 0;
             self.start_query(r);
             return;
         }
+        let st: StepCfg = self.cfg.classes[c].steps[step];
         let mut rng = <Rng as rand::SeedableRng>::seed_from_u64(
             self.reqs[r].key_seed ^ ((step as u64) << 56),
         );
@@ -425,75 +427,127 @@ impl<'a> Simulation<'a> {
     fn start_query(&mut self, r: u32) {
         let token = self.next_token();
         let (c, step) = (self.reqs[r].class as usize, self.reqs[r].step as usize);
-        let qc = self.cfg.classes[c].steps[step].query;
-        let pool = qc.pool;
+        let (pool, timeout_ns, fanout, read, cost, cost_per_key) = {
+            let q = &self.cfg.classes[c].steps[step].query;
+            (
+                q.pool,
+                q.timeout_ns,
+                q.fanout,
+                q.read,
+                q.cost,
+                q.cost_per_key,
+            )
+        };
         let mut deadline = self.reqs[r].deadline;
-        if qc.timeout_ns != SimTime::MAX {
-            let qd = self.now.saturating_add(qc.timeout_ns);
+        if timeout_ns != SimTime::MAX {
+            let qd = self.now.saturating_add(timeout_ns);
             self.q.schedule(qd, Ev::QueryTimeout { req: r, token });
             deadline = deadline.min(qd);
         }
         let shards = self.cfg.pools[pool].shards;
         let threshold = self.cfg.pools[pool].latency_threshold_ns;
         let covered = self.reqs[r].covered;
+        let single = match fanout {
+            Fanout::All => false,
+            Fanout::Keys => covered == 0,
+            Fanout::One => true,
+        };
+        if single {
+            // The common case (one part) skips the grouping buffer.
+            let shard = if shards > 1 {
+                self.route_rng.random_range(0..shards)
+            } else {
+                0
+            };
+            let server = self.pools[pool].pick(shard, read, threshold);
+            self.arm_query(r, token, deadline, 1);
+            self.send_part(
+                r,
+                pool,
+                server,
+                token,
+                deadline,
+                cost + cost_per_key * covered as f64,
+                covered,
+            );
+            return;
+        }
         let mut parts = std::mem::take(&mut self.parts);
         parts.clear();
-        match qc.fanout {
-            Fanout::Keys if covered > 0 => {
-                let keys = &self.req_keys[r as usize];
-                for &key in keys.iter() {
-                    let shard = (mix(key as u64 ^ 0x0005_4a2d) % shards as u64) as u32;
-                    let server = self.pools[pool].pick(shard, qc.read, threshold);
-                    match parts.iter_mut().find(|p| p.0 == server) {
-                        Some(p) => p.1 += 1,
-                        None => parts.push((server, 1)),
-                    }
-                }
-            }
-            Fanout::All => {
-                for shard in 0..shards {
-                    let server = self.pools[pool].pick(shard, qc.read, threshold);
-                    parts.push((server, covered));
-                }
-            }
-            _ => {
-                let shard = if shards > 1 {
-                    self.route_rng.random_range(0..shards)
-                } else {
-                    0
-                };
-                let server = self.pools[pool].pick(shard, qc.read, threshold);
+        if fanout == Fanout::All {
+            for shard in 0..shards {
+                let server = self.pools[pool].pick(shard, read, threshold);
                 parts.push((server, covered));
             }
+        } else {
+            for &key in &self.req_keys[r as usize] {
+                let shard = (mix(key as u64 ^ 0x0005_4a2d) % shards as u64) as u32;
+                let server = self.pools[pool].pick(shard, read, threshold);
+                match parts.iter_mut().find(|p| p.0 == server) {
+                    Some(p) => p.1 += 1,
+                    None => parts.push((server, 1)),
+                }
+            }
         }
+        self.arm_query(r, token, deadline, parts.len() as u32);
+        for &(server, keys) in &parts {
+            if !self.send_part(
+                r,
+                pool,
+                server,
+                token,
+                deadline,
+                cost + cost_per_key * keys as f64,
+                keys,
+            ) {
+                break;
+            }
+        }
+        self.parts = parts;
+    }
+
+    /// Records a new query attempt of `parts` parts on the request.
+    #[inline]
+    fn arm_query(&mut self, r: u32, token: u32, deadline: SimTime, parts: u32) {
         let req = &mut self.reqs[r];
         req.q_attempt += 1;
         req.query_token = token;
         req.query_deadline = deadline;
-        req.parts_left = parts.len() as u32;
-        req.parts_total = parts.len() as u32;
+        req.parts_left = parts;
+        req.parts_total = parts;
         req.parts_failed = 0;
-        for &(server, keys) in &parts {
-            let cost = qc.cost + qc.cost_per_key * keys as f64;
-            let job = Job {
-                pool: pool as u16,
-                server,
-                req: r,
-                token,
-                enqueued: self.now,
-                started: 0,
-                deadline,
-                cost,
-                keys,
-            };
-            if !self.send(pool, job) {
-                self.part_done(r, false, keys);
-                if self.reqs[r].query_token != token {
-                    break;
-                }
-            }
+    }
+
+    /// Sends one part; false when the query attempt is over (a part failed at once and
+    /// that failed the query), so no further parts should be sent.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    fn send_part(
+        &mut self,
+        r: u32,
+        pool: usize,
+        server: u32,
+        token: u32,
+        deadline: SimTime,
+        cost: f64,
+        keys: u32,
+    ) -> bool {
+        let job = Job {
+            pool: pool as u16,
+            server,
+            req: r,
+            token,
+            enqueued: self.now,
+            started: 0,
+            deadline,
+            cost,
+            keys,
+        };
+        if !self.send(pool, job) {
+            self.part_done(r, false, keys);
+            return self.reqs[r].query_token == token;
         }
-        self.parts = parts;
+        true
     }
 
     /// Hands a job to its server; false when it fails at once (outage, full queue).
@@ -540,7 +594,7 @@ impl<'a> Simulation<'a> {
         server.busy += 1;
         let in_service = server.busy;
         pool.busy += 1;
-        if job.server.is_multiple_of(pool.per_shard) {
+        if pool.servers[job.server as usize].primary {
             pool.busy_primary += 1;
         }
         let cost = job.cost;
@@ -558,7 +612,7 @@ impl<'a> Simulation<'a> {
         pool.integrate(self.now);
         pool.servers[job.server as usize].busy -= 1;
         pool.busy -= 1;
-        if job.server.is_multiple_of(pool.per_shard) {
+        if pool.servers[job.server as usize].primary {
             pool.busy_primary -= 1;
         }
         pool.stats.served += 1;
