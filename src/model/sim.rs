@@ -491,7 +491,7 @@ impl<'a> Simulation<'a> {
         }
         self.arm_query(r, token, deadline, parts.len() as u32);
         for &(server, keys) in &parts {
-            if !self.send_part(
+            self.send_part(
                 r,
                 pool,
                 server,
@@ -499,9 +499,7 @@ impl<'a> Simulation<'a> {
                 deadline,
                 cost + cost_per_key * keys as f64,
                 keys,
-            ) {
-                break;
-            }
+            );
         }
         self.parts = parts;
     }
@@ -518,8 +516,10 @@ impl<'a> Simulation<'a> {
         req.parts_failed = 0;
     }
 
-    /// Sends one part; false when the query attempt is over (a part failed at once and
-    /// that failed the query), so no further parts should be sent.
+    /// Sends one part. A part that fails at once reports to the query only while the
+    /// query attempt is still current; the remaining parts are sent all the same (a
+    /// pipeline or scatter query goes out whole; its other parts become work nobody waits
+    /// for).
     #[inline]
     #[allow(clippy::too_many_arguments)]
     fn send_part(
@@ -531,7 +531,7 @@ impl<'a> Simulation<'a> {
         deadline: SimTime,
         cost: f64,
         keys: u32,
-    ) -> bool {
+    ) {
         let job = Job {
             pool: pool as u16,
             server,
@@ -543,11 +543,9 @@ impl<'a> Simulation<'a> {
             cost,
             keys,
         };
-        if !self.send(pool, job) {
+        if !self.send(pool, job) && self.reqs[r].query_token == token {
             self.part_done(r, false, keys);
-            return self.reqs[r].query_token == token;
         }
-        true
     }
 
     /// Hands a job to its server; false when it fails at once (outage, full queue).

@@ -86,6 +86,22 @@ pub fn default_panels(ts: &TimeSeries) -> Vec<Panel> {
             thin: false,
         });
     }
+    // Queries sent to each pool (every part and every retry counts): shows amplification.
+    for (i, col) in ts
+        .columns
+        .iter()
+        .filter(|c| c.ends_with(".queries_per_s"))
+        .enumerate()
+    {
+        let pool = col.trim_end_matches(".queries_per_s");
+        let color = PALETTE[(6 + i) % PALETTE.len()];
+        rates.push(Line {
+            label: format!("{pool} queries"),
+            values: ts.column(col).unwrap_or_default(),
+            color,
+            thin: true,
+        });
+    }
     let mut ratios = Vec::new();
     let mut k = 0;
     for col in &ts.columns {
@@ -264,18 +280,24 @@ fn draw<DB: DrawingBackend>(
                 .map_err(e)?;
         }
         for line in &panel.lines {
-            let pts: Vec<(f64, f64)> = mids
-                .iter()
-                .zip(&line.values)
-                .filter(|(_, v)| v.is_finite())
-                .map(|(t, v)| (*t, v.min(y_max)))
-                .collect();
+            // A missing value (no successful request in a step) breaks the line.
+            let mut segments: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
+            for (t, v) in mids.iter().zip(&line.values) {
+                if v.is_finite() {
+                    segments.last_mut().unwrap().push((*t, v.min(y_max)));
+                } else if !segments.last().unwrap().is_empty() {
+                    segments.push(Vec::new());
+                }
+            }
             let style = line.color.stroke_width(if line.thin { 1 } else { 2 });
-            chart
-                .draw_series(LineSeries::new(pts, style))
-                .map_err(e)?
-                .label(line.label.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+            for (i, seg) in segments.into_iter().enumerate() {
+                let series = chart.draw_series(LineSeries::new(seg, style)).map_err(e)?;
+                if i == 0 {
+                    series
+                        .label(line.label.clone())
+                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+                }
+            }
         }
         if !panel.lines.is_empty() {
             chart

@@ -1,5 +1,6 @@
 //! Integration tests: one binary, a module per behaviour.
 
+mod ably;
 mod bad_input;
 mod common;
 mod determinism;
