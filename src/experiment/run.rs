@@ -32,5 +32,17 @@ pub fn write_outputs(dir: &Path, result: &RunResult) -> Result<(), Error> {
     let panels = timeline::default_panels(&result.series);
     timeline::write(dir, &result.title, &result.series, &result.markers, &panels)
         .map_err(|e| Error::io(&dir.join("timeline.png"), e))?;
+    if let Some((from, to)) = result.zoom {
+        timeline::write_window(
+            dir,
+            "timeline-zoom",
+            &result.title,
+            &result.series,
+            &result.markers,
+            from,
+            to,
+        )
+        .map_err(|e| Error::io(&dir.join("timeline-zoom.png"), e))?;
+    }
     Ok(())
 }

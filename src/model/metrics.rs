@@ -128,4 +128,6 @@ pub struct RunResult {
     pub title: String,
     /// Wall-clock seconds of the simulation itself (not in any output file).
     pub wall_s: f64,
+    /// The window to draw again, zoomed in (seconds), if the scenario asks for one.
+    pub zoom: Option<(f64, f64)>,
 }

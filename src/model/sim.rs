@@ -1174,6 +1174,7 @@ impl<'a> Simulation<'a> {
             markers,
             title: self.sc.title.clone(),
             wall_s: 0.0,
+            zoom: self.sc.zoom.map(|(a, b)| (ns_to_secs(a), ns_to_secs(b))),
         })
     }
 }

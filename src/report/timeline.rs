@@ -87,6 +87,7 @@ pub fn default_panels(ts: &TimeSeries) -> Vec<Panel> {
         });
     }
     // Queries sent to each pool (every part and every retry counts): shows amplification.
+    let mut queries = Vec::new();
     for (i, col) in ts
         .columns
         .iter()
@@ -94,12 +95,11 @@ pub fn default_panels(ts: &TimeSeries) -> Vec<Panel> {
         .enumerate()
     {
         let pool = col.trim_end_matches(".queries_per_s");
-        let color = PALETTE[(6 + i) % PALETTE.len()];
-        rates.push(Line {
-            label: format!("{pool} queries"),
+        queries.push(Line {
+            label: format!("{pool} queries (parts and retries)"),
             values: ts.column(col).unwrap_or_default(),
-            color,
-            thin: true,
+            color: PALETTE[(4 + i) % PALETTE.len()],
+            thin: false,
         });
     }
     let mut ratios = Vec::new();
@@ -129,6 +129,11 @@ pub fn default_panels(ts: &TimeSeries) -> Vec<Panel> {
             y_max: None,
         },
         Panel {
+            title: "Queries sent to pools per second".into(),
+            lines: queries,
+            y_max: None,
+        },
+        Panel {
             title: "Latency p99 of successful requests (s)".into(),
             lines: latency,
             y_max: None,
@@ -153,6 +158,38 @@ impl Rgb for RGBAColor {
     }
 }
 
+/// Writes `<stem>.png` and `<stem>.svg` into `dir` for rows and markers within
+/// `[from, to)` seconds.
+pub fn write_window(
+    dir: &Path,
+    stem: &str,
+    title: &str,
+    ts: &TimeSeries,
+    markers: &[Marker],
+    from: f64,
+    to: f64,
+) -> std::io::Result<()> {
+    let t = ts.column("time_s").unwrap_or_default();
+    let rows: Vec<Vec<f64>> = ts
+        .rows
+        .iter()
+        .zip(&t)
+        .filter(|(_, t)| **t >= from && **t < to)
+        .map(|(r, _)| r.clone())
+        .collect();
+    let window = TimeSeries {
+        columns: ts.columns.clone(),
+        rows,
+    };
+    let marks: Vec<Marker> = markers
+        .iter()
+        .filter(|m| m.start_s < to && m.end_s.unwrap_or(m.start_s) >= from)
+        .cloned()
+        .collect();
+    let panels = default_panels(&window);
+    write_named(dir, stem, title, &window, &marks, &panels)
+}
+
 /// Writes `timeline.png` and `timeline.svg` into `dir`.
 pub fn write(
     dir: &Path,
@@ -161,10 +198,21 @@ pub fn write(
     markers: &[Marker],
     panels: &[Panel],
 ) -> std::io::Result<()> {
+    write_named(dir, "timeline", title, ts, markers, panels)
+}
+
+fn write_named(
+    dir: &Path,
+    stem: &str,
+    title: &str,
+    ts: &TimeSeries,
+    markers: &[Marker],
+    panels: &[Panel],
+) -> std::io::Result<()> {
     ensure_font();
     let h = 150 + 260 * panels.len() as u32 + 22 * markers.len().div_ceil(2) as u32;
     let size = (1400, h);
-    with_temp(&dir.join("timeline.png"), |tmp| {
+    with_temp(&dir.join(format!("{stem}.png")), |tmp| {
         let root = BitMapBackend::new(tmp, size).into_drawing_area();
         draw(&root, title, ts, markers, panels).map_err(std::io::Error::other)?;
         root.present()
@@ -177,7 +225,7 @@ pub fn write(
         root.present()
             .map_err(|e| std::io::Error::other(e.to_string()))?;
     }
-    super::files::write_atomic(&dir.join("timeline.svg"), svg.as_bytes())
+    super::files::write_atomic(&dir.join(format!("{stem}.svg")), svg.as_bytes())
 }
 
 /// The unit the time axis reads best in for a run of `span_s` seconds.
@@ -206,8 +254,10 @@ fn draw<DB: DrawingBackend>(
     } else {
         1.0
     };
+    let t0 = times.first().copied().unwrap_or(0.0);
     let span = times.last().map(|t| t + step).unwrap_or(1.0);
-    let (unit, unit_name) = time_unit(span);
+    let (unit, _) = time_unit(span - t0);
+    let x_fmt = |x: &f64| fmt_time(x * unit);
     let (w, h) = root.dim_in_pixel();
     let legend_h = 22 * markers.len().div_ceil(2) as i32 + 10;
     let (top, rest) = root.split_vertically(50);
@@ -241,13 +291,18 @@ fn draw<DB: DrawingBackend>(
             .margin_right(30)
             .x_label_area_size(if pi + 1 == panels.len() { 40 } else { 25 })
             .y_label_area_size(80)
-            .build_cartesian_2d(0.0..span / unit, 0.0..y_max)
+            .build_cartesian_2d(t0 / unit..span / unit, 0.0..y_max)
             .map_err(e)?;
         let mut mesh = chart.configure_mesh();
         mesh.light_line_style(RGBColor(235, 235, 235))
-            .label_style(("sans-serif", 15));
+            .label_style(("sans-serif", 15))
+            .x_label_formatter(&x_fmt);
         if pi + 1 == panels.len() {
-            mesh.x_desc(format!("time ({unit_name})"));
+            mesh.x_desc(if span >= 3600.0 {
+                "time (h:mm:ss)"
+            } else {
+                "time (m:ss)"
+            });
         }
         mesh.draw().map_err(e)?;
         for (n, m) in &numbered {

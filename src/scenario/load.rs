@@ -167,6 +167,7 @@ impl Loader {
             seed: meta.seed,
             duration: meta.duration,
             step: meta.step,
+            zoom: meta.zoom,
             config,
             interventions,
             variant: variant.map(str::to_string),

@@ -70,6 +70,7 @@ pub struct RawScenario {
 #[serde(deny_unknown_fields)]
 pub struct RawMetrics {
     pub step: Option<Dur>,
+    pub zoom: Option<(Dur, Dur)>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -24,6 +24,8 @@ pub struct Scenario {
     pub duration: SimTime,
     /// The time-series step.
     pub step: SimTime,
+    /// A window of the run drawn again in `timeline-zoom.png`, if set.
+    pub zoom: Option<(SimTime, SimTime)>,
     /// The parameters in force at time zero.
     pub config: Arc<Config>,
     /// Interventions in time order, each with the whole configuration it puts in force.

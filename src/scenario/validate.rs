@@ -78,6 +78,7 @@ pub struct Meta {
     pub seed: u64,
     pub duration: SimTime,
     pub step: SimTime,
+    pub zoom: Option<(SimTime, SimTime)>,
 }
 
 /// Validates the whole file.
@@ -93,6 +94,16 @@ pub fn validate(raw: &RawScenario) -> V<(Meta, Config)> {
             "gives more than 1,000,000 time-series rows; make it longer",
         );
     }
+    let zoom = match raw.metrics.zoom {
+        Some((a, b)) if a.0 >= b.0 || b.0 > duration => {
+            return bad(
+                "metrics.zoom",
+                "must be [from, to] with from < to <= duration",
+            );
+        }
+        Some((a, b)) => Some((a.0, b.0)),
+        None => None,
+    };
     let pool_names: Vec<String> = raw.pool.keys().cloned().collect();
     let class_names: Vec<String> = raw.class.keys().cloned().collect();
     let mut pools = Vec::new();
@@ -138,6 +149,7 @@ pub fn validate(raw: &RawScenario) -> V<(Meta, Config)> {
         seed: raw.seed.unwrap_or(1),
         duration,
         step,
+        zoom,
     };
     Ok((
         meta,
