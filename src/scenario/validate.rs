@@ -380,6 +380,12 @@ fn step(path: &str, s: &RawStep, pools: &[String], caches: &[String]) -> V<StepC
             }
         }
     };
+    if cache.is_some() && s.completion == Some(Completion::Partial) {
+        return bad(
+            format!("{path}.completion"),
+            "a cache step fills only from a whole answer; `partial` applies to queries without a cache",
+        );
+    }
     if cache.is_none() && s.miss.is_some() {
         return bad(
             format!("{path}.miss"),
@@ -772,6 +778,16 @@ pub fn same_structure(a: &Config, b: &Config) -> Result<(), String> {
     for (x, y) in a.classes.iter().zip(&b.classes) {
         if x.steps.len() != y.steps.len() {
             return Err(format!("class `{}` changes its number of steps", x.name));
+        }
+        if x.steps
+            .iter()
+            .zip(&y.steps)
+            .any(|(a, b)| a.cache != b.cache)
+        {
+            return Err(format!(
+                "class `{}` changes the cache tier a step looks up",
+                x.name
+            ));
         }
     }
     for (x, y) in a.pools.iter().zip(&b.pools) {
