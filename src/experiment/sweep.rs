@@ -98,6 +98,23 @@ impl Sweep {
             };
             axes.push(phase.axis.clone());
         }
+        // A whole number in the file may be an integer key or a float key written without a
+        // fraction: the loader's type check tells which.
+        for axis in &mut axes {
+            if axis.unit == AxisUnit::Integer {
+                let mut probe = sets.clone();
+                probe.push(Override::new(
+                    &axis.path,
+                    toml::Value::Float(axis.operating_point),
+                    "(type probe)",
+                ));
+                if loader.load(None, &probe).is_ok() {
+                    axis.unit = AxisUnit::Number;
+                } else {
+                    axis.whole_numbers();
+                }
+            }
+        }
         let mut chosen: Vec<Option<String>> = Vec::new();
         let defined = loader.variant_names();
         if variants.all {

@@ -46,7 +46,9 @@ pub struct RawPhase {
 pub enum AxisUnit {
     /// Plain numbers (floats).
     Number,
-    /// Whole numbers (the parameter is an integer, e.g. `workers`): values are rounded.
+    /// Written as a whole number in the file. That may be an integer key (`workers`) or a
+    /// float key written without a fraction (`rate = 70`); [`Axis::whole_numbers`] settles
+    /// it once the caller knows which.
     Integer,
     /// Durations; values are in seconds and are written back as "12.5s".
     Seconds,
@@ -65,6 +67,13 @@ pub struct Axis {
 }
 
 impl Axis {
+    /// Makes the axis take whole numbers only (for an integer key): rounds the values and
+    /// drops repeats.
+    pub fn whole_numbers(&mut self) {
+        self.values.iter_mut().for_each(|x| *x = x.round());
+        self.values.dedup();
+    }
+
     /// The value to set for point `x`, typed as the scenario file expects it.
     pub fn toml_value(&self, x: f64) -> Value {
         match self.unit {
@@ -407,15 +416,13 @@ fn read_axis(
             _ => lo + (hi - lo) * i as f64 / (n - 1) as f64,
         })
         .collect();
-    match unit {
-        AxisUnit::Integer => values.iter_mut().for_each(|x| *x = x.round()),
+    if unit == AxisUnit::Seconds {
         // Durations are whole nanoseconds: keep the value that will be set.
-        AxisUnit::Seconds => values
+        values
             .iter_mut()
-            .for_each(|x| *x = ns_to_secs(secs_to_ns(*x))),
-        AxisUnit::Number => {}
+            .for_each(|x| *x = ns_to_secs(secs_to_ns(*x)));
+        values.dedup();
     }
-    values.dedup();
     Ok(Axis {
         path: path.to_string(),
         unit,

@@ -6,3 +6,6 @@ mod determinism;
 mod queueing;
 mod retries;
 mod retry_storm;
+mod sweep_bad_input;
+mod sweep_determinism;
+mod tipping;
