@@ -402,3 +402,71 @@ pub fn headroom_table(r: &SweepReport) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(seeds: u32) -> Plan {
+        Plan {
+            kind: Kind::Tipping,
+            scenario: "s".into(),
+            title: "t".into(),
+            measure: "goodput_ratio.r".into(),
+            healthy_above: Some(0.5),
+            healthy_below: None,
+            trigger: vec!["e".into()],
+            seeds,
+            axes: vec![AxisPlan {
+                path: "class.r.rate".into(),
+                unit: None,
+                values: vec![1.0, 2.0, 3.0],
+            }],
+            variants: vec![VariantPlan {
+                name: "base".into(),
+                operating_point: vec![2.0],
+            }],
+        }
+    }
+
+    #[test]
+    fn run_indices_are_value_then_seed_then_branch() {
+        let p = plan(2);
+        assert_eq!(p.len(), 12);
+        let q = p.point(7);
+        assert_eq!((q.at[0], q.seed, q.branch), (1, 1, Branch::Triggered));
+    }
+
+    #[test]
+    fn regions_and_points_follow_the_majority_of_seeds() {
+        let p = plan(3);
+        // value 1: all healthy; value 2: triggered fails for 2 of 3; value 3: baseline fails.
+        let m = [
+            [1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
+            [1.0, 0.0, 1.0, 0.0, 1.0, 1.0],
+            [0.0, 0.0, 0.0, 0.0, 1.0, 0.0],
+        ];
+        let runs: Vec<RunPoint> = m
+            .iter()
+            .flatten()
+            .enumerate()
+            .map(|(i, x)| RunPoint {
+                index: i as u64,
+                measure: Some(*x),
+            })
+            .collect();
+        let r = report(&p, &runs);
+        let v = &r.variants[0];
+        let states: Vec<Region> = v.points.iter().map(|c| c.state).collect();
+        assert_eq!(
+            states,
+            [Region::Stable, Region::Metastable, Region::Overloaded]
+        );
+        assert_eq!(v.tipping_point, Some(2.0));
+        assert_eq!(v.overload_point, Some(3.0));
+        assert_eq!(v.headroom, Some(1.0));
+        assert!((v.points[1].collapse_probability - 2.0 / 3.0).abs() < 1e-12);
+        // A missing measure is failed.
+        assert!(!p.healthy(None));
+    }
+}
