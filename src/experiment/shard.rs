@@ -49,7 +49,7 @@ pub fn merge(dir: &Path) -> Result<Vec<(PathBuf, Kind, SweepReport)>, Error> {
     let mut folders = vec![dir.to_path_buf()];
     if shard_files(dir)?.is_empty() {
         let mut subs: Vec<PathBuf> = std::fs::read_dir(dir)
-            .map_err(|e| Error::io(dir, e))?
+            .map_err(|e| unreadable(dir, e))?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.is_dir())
             .collect();
@@ -84,6 +84,13 @@ pub fn merge(dir: &Path) -> Result<Vec<(PathBuf, Kind, SweepReport)>, Error> {
     Ok(out)
 }
 
+fn unreadable(p: &Path, e: std::io::Error) -> Error {
+    Error::Merge {
+        dir: p.display().to_string(),
+        msg: format!("cannot read it: {e}"),
+    }
+}
+
 fn name_of(p: &Path) -> String {
     p.file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -92,7 +99,7 @@ fn name_of(p: &Path) -> String {
 
 fn shard_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| Error::io(dir, e))?
+        .map_err(|e| unreadable(dir, e))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             let n = name_of(p);
@@ -111,7 +118,7 @@ fn join(dir: &Path, files: &[&PathBuf]) -> Result<(Plan, Vec<RunPoint>), Error> 
     };
     let mut shards = Vec::new();
     for p in files {
-        let text = std::fs::read_to_string(p).map_err(|e| Error::io(p, e))?;
+        let text = std::fs::read_to_string(p).map_err(|e| unreadable(p, e))?;
         let s: ShardFile = serde_json::from_str(&text)
             .map_err(|e| bad(format!("{} is not a shard file: {e}", name_of(p))))?;
         shards.push((name_of(p), s));
