@@ -247,8 +247,11 @@ impl Sweep {
                 source: std::io::Error::other(e),
             })?;
         pool.install(|| {
+            // One run per task: run times differ by an order of magnitude between healthy
+            // and storming points, so coarse chunks would leave one thread idle at the end.
             indices
                 .par_iter()
+                .with_max_len(1)
                 .map(|&i| {
                     let r = self.run_one(i);
                     tick();
