@@ -1,6 +1,9 @@
-//! Experiments: a single run with its outputs (and, in later modules, sweeps over many runs).
+//! Experiments: a single run with its outputs, and sweeps over many runs (tipping curves,
+//! phase maps) with their shards.
 
 pub mod run;
+pub mod shard;
+pub mod sweep;
 
 use crate::model::SimError;
 use crate::scenario::ScenarioError;
@@ -14,6 +17,14 @@ pub enum Error {
     /// A run hit a hard limit or an internal check.
     #[error(transparent)]
     Sim(#[from] SimError),
+    /// Shard files that do not make up one sweep.
+    #[error("{dir}: {msg}")]
+    Merge {
+        /// The folder holding the shard files.
+        dir: String,
+        /// What is wrong with them.
+        msg: String,
+    },
     /// An output file could not be written.
     #[error("cannot write {path}: {source}")]
     Io {
@@ -27,7 +38,7 @@ pub enum Error {
 impl Error {
     /// True for errors in what the user typed or wrote (exit code 2).
     pub fn is_bad_input(&self) -> bool {
-        matches!(self, Error::Scenario(_))
+        matches!(self, Error::Scenario(_) | Error::Merge { .. })
     }
 
     pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> Self {

@@ -1,7 +1,10 @@
 //! The `brink` command: parses arguments, calls the library, prints. No model logic here.
 
 use anyhow::Context;
-use brink::experiment::{self, Error};
+use brink::experiment::sweep::{Shard, Sweep, Variants};
+use brink::experiment::{self, Error, shard};
+use brink::report::index_page::{self, Section};
+use brink::report::sweep::{Kind, Region, SweepReport};
 use brink::scenario::{Loader, Override, Scenario};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -51,7 +54,20 @@ enum Command {
         #[arg(long, default_value = "scenarios")]
         dir: PathBuf,
     },
-    /// Run every scenario in the folder into the output folder.
+    /// Sweep the [tipping] parameter with and without the trigger; write tipping.csv,
+    /// tipping.json and tipping.png/.svg, and print the headroom table.
+    Tipping(SweepArgs),
+    /// Map stable / metastable / overloaded over the [tipping] and [phase] parameters;
+    /// write phase.csv and phase.png/.svg.
+    Phase(SweepArgs),
+    /// Join the shard files of `--shard` runs into the files one unsharded run writes.
+    Merge {
+        /// A scenario's output folder (DIR/<scenario>), or an output folder whose scenario
+        /// folders hold shard files.
+        dir: PathBuf,
+    },
+    /// Run every scenario in the folder (run, tipping with all variants, phase) and write
+    /// OUT/index.html.
     All {
         /// Folder of scenario files.
         #[arg(long, default_value = "scenarios")]
@@ -60,6 +76,35 @@ enum Command {
         #[arg(long, default_value = "output")]
         out: PathBuf,
     },
+}
+
+/// The options shared by `tipping` and `phase`.
+#[derive(clap::Args)]
+struct SweepArgs {
+    /// The scenario file (TOML).
+    file: PathBuf,
+    /// A design variant to sweep (`base` is the scenario as written); repeatable.
+    #[arg(long = "variant", value_name = "NAME")]
+    variants: Vec<String>,
+    /// Sweep the scenario as written and every variant it defines.
+    #[arg(long)]
+    all_variants: bool,
+    /// Seeds per point (overrides `tipping.seeds`).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    seeds: Option<u32>,
+    /// Parallel runs (default: all cores).
+    #[arg(long, default_value_t = 0)]
+    jobs: usize,
+    /// Run only every N-th run starting at K (K from 0) and write a shard file; join the
+    /// shards with `brink merge`.
+    #[arg(long, value_name = "K/N", value_parser = Shard::parse)]
+    shard: Option<Shard>,
+    /// Override a value by dotted path, e.g. --set tipping.points=20 (repeatable).
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    sets: Vec<String>,
+    /// Output folder; results go to DIR/<scenario>/.
+    #[arg(long, default_value = "output")]
+    out: PathBuf,
 }
 
 fn main() -> ExitCode {
@@ -119,19 +164,174 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Command::All { dir, out } => {
-            let files = scenario_files(&dir)?;
-            // Validate everything first: bad input writes nothing.
-            let mut scenarios = Vec::new();
-            for f in &files {
-                scenarios.push(load(f, None, &[], None)?);
-            }
-            for sc in &scenarios {
-                run_one(sc, &out)?;
+        Command::Tipping(args) => sweep(Kind::Tipping, &args),
+        Command::Phase(args) => sweep(Kind::Phase, &args),
+        Command::Merge { dir } => {
+            for (folder, kind, r) in shard::merge(&dir)? {
+                report_sweep(kind, &r, &folder);
             }
             Ok(())
         }
+        Command::All { dir, out } => {
+            let files = scenario_files(&dir)?;
+            // Validate everything first: bad input writes nothing.
+            let mut todo = Vec::new();
+            for f in &files {
+                let sc = load(f, None, &[], None)?;
+                let all = Variants {
+                    names: vec![],
+                    all: true,
+                };
+                let tipping = match sc.tipping {
+                    Some(_) => Some(Sweep::prepare(
+                        Loader::open(f)?,
+                        Kind::Tipping,
+                        &all,
+                        vec![],
+                    )?),
+                    None => None,
+                };
+                let phase = match sc.phase {
+                    Some(_) => Some(Sweep::prepare(
+                        Loader::open(f)?,
+                        Kind::Phase,
+                        &Variants::default(),
+                        vec![],
+                    )?),
+                    None => None,
+                };
+                todo.push((sc, tipping, phase));
+            }
+            let mut sections = Vec::new();
+            for (sc, tipping, phase) in &todo {
+                run_one(sc, &out)?;
+                let tipping = match tipping {
+                    Some(s) => Some(run_sweep(s, 0, None, &out)?),
+                    None => None,
+                };
+                if let Some(p) = phase {
+                    run_sweep(p, 0, None, &out)?;
+                }
+                sections.push(Section {
+                    name: sc.name.clone(),
+                    title: sc.title.clone(),
+                    description: sc.description.clone(),
+                    case: sc.case.clone(),
+                    tipping: tipping.flatten(),
+                    phase: phase.is_some(),
+                });
+            }
+            let page = out.join("index.html");
+            brink::report::write_atomic(&page, index_page::html(&sections).as_bytes()).map_err(
+                |e| Error::Io {
+                    path: page.display().to_string(),
+                    source: e,
+                },
+            )?;
+            eprintln!("-> {}", page.display());
+            Ok(())
+        }
     }
+}
+
+/// `brink tipping` and `brink phase`.
+fn sweep(kind: Kind, a: &SweepArgs) -> anyhow::Result<()> {
+    let loader = Loader::open(&a.file)?;
+    let mut sets = Vec::new();
+    if let Some(n) = a.seeds {
+        sets.push(Override::new(
+            "tipping.seeds",
+            toml::Value::Integer(n as i64),
+            format!("--seeds {n}"),
+        ));
+    }
+    for s in &a.sets {
+        sets.push(Override::parse(s)?);
+    }
+    let variants = Variants {
+        names: a.variants.clone(),
+        all: a.all_variants,
+    };
+    let sweep = Sweep::prepare(loader, kind, &variants, sets)?;
+    run_sweep(&sweep, a.jobs, a.shard, &a.out)?;
+    Ok(())
+}
+
+/// Runs a prepared sweep (or one shard of it) and writes its files; returns the report of a
+/// whole sweep.
+fn run_sweep(
+    sweep: &Sweep,
+    jobs: usize,
+    shard: Option<Shard>,
+    out: &Path,
+) -> anyhow::Result<Option<SweepReport>> {
+    let plan = sweep.plan();
+    let indices = sweep.indices(shard);
+    let target = if std::io::stderr().is_terminal() {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    };
+    let bar = ProgressBar::with_draw_target(Some(indices.len() as u64), target);
+    bar.set_style(
+        ProgressStyle::with_template("{prefix} [{bar:40}] {pos}/{len} runs, {elapsed}, eta {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar.set_prefix(format!("{} {}", plan.scenario, plan.kind.stem()));
+    let start = Instant::now();
+    let runs = sweep.run(&indices, jobs, &|| bar.inc(1))?;
+    bar.finish_and_clear();
+    let dir = experiment::sweep::output_dir(out, plan);
+    let wall = start.elapsed().as_secs_f64();
+    if let Some(s) = shard {
+        let p = shard::write(&dir, plan, s, runs)?;
+        eprintln!(
+            "{} {}: shard {}/{}: {} runs in {wall:.1} s -> {}",
+            plan.scenario,
+            plan.kind.stem(),
+            s.index,
+            s.count,
+            indices.len(),
+            p.display()
+        );
+        return Ok(None);
+    }
+    let r = experiment::sweep::write_outputs(&dir, plan, &runs)?;
+    eprintln!(
+        "{} {}: {} runs in {wall:.1} s wall",
+        plan.scenario,
+        plan.kind.stem(),
+        runs.len()
+    );
+    report_sweep(plan.kind, &r, &dir);
+    Ok(Some(r))
+}
+
+/// Prints the headroom table of a tipping sweep, or the region counts of a phase map.
+fn report_sweep(kind: Kind, r: &SweepReport, dir: &Path) {
+    match kind {
+        Kind::Tipping => print!("{}", brink::report::sweep::headroom_table(r)),
+        Kind::Phase => {
+            println!(
+                "{}: phase map of {} x {}",
+                r.scenario,
+                r.vary,
+                r.vary2.as_deref().unwrap_or("")
+            );
+            for v in &r.variants {
+                let count = |x: Region| v.points.iter().filter(|c| c.state == x).count();
+                println!(
+                    "  {}: {} stable, {} metastable, {} overloaded cells",
+                    v.variant,
+                    count(Region::Stable),
+                    count(Region::Metastable),
+                    count(Region::Overloaded)
+                );
+            }
+        }
+    }
+    eprintln!("-> {}", dir.display());
 }
 
 fn check_all_variants(l: &Loader) -> Result<usize, brink::scenario::ScenarioError> {

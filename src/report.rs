@@ -3,6 +3,9 @@
 
 pub mod csv;
 pub mod files;
+pub mod index_page;
+pub mod sweep;
+pub mod sweep_plot;
 pub mod timeline;
 
 pub use files::{write_atomic, write_json};

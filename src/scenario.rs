@@ -7,6 +7,7 @@ pub mod load;
 pub mod overrides;
 pub mod raw;
 pub mod spec;
+pub mod sweep;
 pub mod validate;
 
 pub use error::ScenarioError;

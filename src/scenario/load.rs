@@ -116,6 +116,8 @@ impl Loader {
             origins.push((o.path.clone(), o.origin.clone()));
         }
         let (raw, meta, config) = self.build(&table, &origins)?;
+        let (tipping, phase) = super::sweep::validate(&raw, &table, &config, meta.duration)
+            .map_err(|(path, msg)| self.invalid(&path, &msg, &origins))?;
         let config = Arc::new(config);
         let mut interventions = Vec::new();
         let mut order: Vec<usize> = (0..raw.at.len()).collect();
@@ -176,6 +178,8 @@ impl Loader {
                 .iter()
                 .map(|(k, v)| (k.clone(), v.description.clone().unwrap_or_default()))
                 .collect(),
+            tipping,
+            phase,
         })
     }
 
@@ -242,6 +246,22 @@ impl Loader {
             } else {
                 path.into()
             },
+            msg: msg.into(),
+        }
+    }
+
+    /// An error about `path` placed like the loader's own: in the file, or at the last of
+    /// `sets` that assigned it (for checks made after loading, e.g. by sweeps).
+    pub fn problem(&self, path: &str, msg: &str, sets: &[Override]) -> ScenarioError {
+        let place = sets
+            .iter()
+            .rev()
+            .find(|o| o.path == path || path.starts_with(&format!("{}.", o.path)))
+            .map(|o| o.origin.clone())
+            .unwrap_or_else(|| self.place_in_file(path));
+        ScenarioError::Invalid {
+            place,
+            path: path.into(),
             msg: msg.into(),
         }
     }

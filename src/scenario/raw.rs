@@ -64,6 +64,8 @@ pub struct RawScenario {
     pub at: Vec<RawAt>,
     #[serde(default)]
     pub variant: IndexMap<String, RawVariant>,
+    pub tipping: Option<super::sweep::RawTipping>,
+    pub phase: Option<super::sweep::RawPhase>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -34,6 +34,10 @@ pub struct Scenario {
     pub variant: Option<String>,
     /// All variants the file defines: name and description.
     pub variants: Vec<(String, String)>,
+    /// The `[tipping]` sweep, if the file has one.
+    pub tipping: Option<super::sweep::Tipping>,
+    /// The `[phase]` map's second axis, if the file has one.
+    pub phase: Option<super::sweep::Phase>,
 }
 
 /// The parameters that interventions may change while a run goes on. The structure (which

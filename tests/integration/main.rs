@@ -9,3 +9,6 @@ mod queueing;
 mod retries;
 mod retry_storm;
 mod slack;
+mod sweep_bad_input;
+mod sweep_determinism;
+mod tipping;

@@ -1,0 +1,346 @@
+//! Sweeps: the tipping curve and the phase map share one engine. A sweep is a list of
+//! runs, each (variant, value on each axis, seed, branch); the baseline branch has every
+//! trigger event switched off, the triggered branch switched on. Runs go in parallel on a
+//! local rayon pool; results are kept in run order, so the output does not depend on
+//! `--jobs`, and `--shard K/N` runs every N-th run from K.
+
+use super::Error;
+use crate::engine::time::{SimTime, secs_to_ns};
+use crate::model::{self, RunResult, SimError};
+use crate::report::sweep::{
+    self, AxisPlan, Branch, Kind, Plan, RunPoint, SweepReport, VariantPlan,
+};
+use crate::report::{self, sweep_plot};
+use crate::scenario::sweep::{Axis, AxisUnit, Health, Measure, Tipping};
+use crate::scenario::{Loader, Override, Scenario, ScenarioError};
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// The name of the scenario as written, among variants.
+pub const BASE: &str = "base";
+
+/// Which variants a sweep covers.
+#[derive(Debug, Clone, Default)]
+pub struct Variants {
+    /// Named variants (`base` is the scenario as written); none means `base` only.
+    pub names: Vec<String>,
+    /// `base` and every variant the file defines.
+    pub all: bool,
+}
+
+/// A sweep ready to run: the plan and how to build each run's scenario.
+pub struct Sweep {
+    loader: Loader,
+    sets: Vec<Override>,
+    variants: Vec<Option<String>>,
+    axes: Vec<Axis>,
+    tipping: Tipping,
+    plan: Plan,
+}
+
+/// One shard of a sweep: every `count`-th run from `index`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u64,
+    pub count: u64,
+}
+
+impl Shard {
+    /// Parses `K/N` (0 <= K < N).
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let (k, n) = s
+            .split_once('/')
+            .ok_or_else(|| format!("`{s}` is not K/N, e.g. 0/4"))?;
+        let (k, n): (u64, u64) = (
+            k.trim()
+                .parse()
+                .map_err(|_| format!("`{k}` is not a whole number"))?,
+            n.trim()
+                .parse()
+                .map_err(|_| format!("`{n}` is not a whole number"))?,
+        );
+        if n == 0 || k >= n {
+            return Err(format!("`{s}`: K counts from 0 and must be below N"));
+        }
+        Ok(Self { index: k, count: n })
+    }
+}
+
+impl Sweep {
+    /// Validates the sweep: the `[tipping]` (and for a phase map `[phase]`) section, the
+    /// variants, and the scenario at every value of every axis. Nothing runs yet.
+    pub fn prepare(
+        loader: Loader,
+        kind: Kind,
+        variants: &Variants,
+        sets: Vec<Override>,
+    ) -> Result<Self, Error> {
+        let base = loader.load(None, &sets)?;
+        let missing = |section: &str, example: &str| {
+            let msg = format!("the scenario has no [{section}] section; add one, e.g. {example}");
+            loader.problem(section, &msg, &[])
+        };
+        let Some(tipping) = base.tipping.clone() else {
+            return Err(missing(
+                "tipping",
+                "[tipping] vary = \"class.request.rate\", from = 10, to = 100, trigger = [\"slowdown\"], settle = \"5m\", measure = \"goodput_ratio.request\", healthy_above = 0.8",
+            )
+            .into());
+        };
+        let mut axes = vec![tipping.axis.clone()];
+        if kind == Kind::Phase {
+            let Some(phase) = &base.phase else {
+                return Err(missing(
+                    "phase",
+                    "[phase] vary = \"event.slowdown.for\", from = \"5s\", to = \"60s\", points = 12",
+                )
+                .into());
+            };
+            axes.push(phase.axis.clone());
+        }
+        // A whole number in the file may be an integer key or a float key written without a
+        // fraction: the loader's type check tells which.
+        for axis in &mut axes {
+            if axis.unit == AxisUnit::Integer {
+                let mut probe = sets.clone();
+                probe.push(Override::new(
+                    &axis.path,
+                    toml::Value::Float(axis.operating_point),
+                    "(type probe)",
+                ));
+                if loader.load(None, &probe).is_ok() {
+                    axis.unit = AxisUnit::Number;
+                } else {
+                    axis.whole_numbers();
+                }
+            }
+        }
+        let mut chosen: Vec<Option<String>> = Vec::new();
+        let defined = loader.variant_names();
+        if variants.all {
+            chosen.push(None);
+            chosen.extend(defined.iter().cloned().map(Some));
+        }
+        for n in &variants.names {
+            let v = (n != BASE || defined.contains(n)).then(|| n.clone());
+            if !chosen.contains(&v) {
+                chosen.push(v);
+            }
+        }
+        if chosen.is_empty() {
+            chosen.push(None);
+        }
+        let mut plans = Vec::new();
+        for v in &chosen {
+            // Each variant's own value of each swept parameter is its operating point.
+            let sc = loader.load(v.as_deref(), &sets)?;
+            let mut op = vec![sc.tipping.as_ref().map_or(0.0, |t| t.axis.operating_point)];
+            if kind == Kind::Phase {
+                op.push(sc.phase.as_ref().map_or(0.0, |p| p.axis.operating_point));
+            }
+            plans.push(VariantPlan {
+                name: v.clone().unwrap_or_else(|| BASE.into()),
+                operating_point: op,
+            });
+        }
+        let (healthy_above, healthy_below) = match tipping.health {
+            Health::Above(x) => (Some(x), None),
+            Health::Below(x) => (None, Some(x)),
+        };
+        let plan = Plan {
+            kind,
+            scenario: base.name.clone(),
+            title: base.title.clone(),
+            measure: tipping.measure_name.clone(),
+            healthy_above,
+            healthy_below,
+            trigger: tipping.trigger.clone(),
+            seeds: tipping.seeds,
+            axes: axes
+                .iter()
+                .map(|a| AxisPlan {
+                    path: a.path.clone(),
+                    unit: (a.unit == AxisUnit::Seconds).then(|| "s".to_string()),
+                    values: a.values.clone(),
+                })
+                .collect(),
+            variants: plans,
+        };
+        let sweep = Self {
+            loader,
+            sets,
+            variants: chosen,
+            axes,
+            tipping,
+            plan,
+        };
+        // Every cell must load (a swept value may be out of range): refuse before running.
+        let stride = sweep.plan.seeds as u64 * 2;
+        for i in (0..sweep.plan.len()).step_by(stride as usize) {
+            sweep.scenario(i)?;
+        }
+        Ok(sweep)
+    }
+
+    /// What the sweep covers.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// The indices of the runs of a shard (all runs without one).
+    pub fn indices(&self, shard: Option<Shard>) -> Vec<u64> {
+        let all = 0..self.plan.len();
+        match shard {
+            None => all.collect(),
+            Some(s) => all.filter(|i| i % s.count == s.index).collect(),
+        }
+    }
+
+    /// The scenario of run `i`: the variant, the user's overrides, then the sweep's own
+    /// (run length, swept values, trigger events on or off).
+    fn scenario(&self, i: u64) -> Result<Scenario, ScenarioError> {
+        let p = self.plan.point(i);
+        let mut sets = self.sets.clone();
+        if let Some(d) = self.tipping.duration_ns {
+            sets.push(Override::new(
+                "duration",
+                toml::Value::String(crate::scenario::sweep::format_seconds(
+                    crate::engine::time::ns_to_secs(d),
+                )),
+                "[tipping] duration",
+            ));
+        }
+        for (a, axis) in self.axes.iter().enumerate() {
+            let x = axis.values[p.at[a]];
+            let value = axis.toml_value(x);
+            let section = if a == 0 { "tipping" } else { "phase" };
+            sets.push(Override::new(
+                &axis.path,
+                value.clone(),
+                format!("[{section}] sweep value {}={value}", axis.path),
+            ));
+        }
+        let on = p.branch == Branch::Triggered;
+        for name in &self.tipping.trigger {
+            sets.push(Override::new(
+                &format!("event.{name}.enabled"),
+                toml::Value::Boolean(on),
+                format!("[tipping] trigger {name}"),
+            ));
+        }
+        self.loader.load(self.variants[p.variant].as_deref(), &sets)
+    }
+
+    /// Runs the given runs on `jobs` threads (0: all cores), calling `tick` after each.
+    /// The results come back in the order of `indices`.
+    pub fn run(
+        &self,
+        indices: &[u64],
+        jobs: usize,
+        tick: &(dyn Fn() + Sync),
+    ) -> Result<Vec<RunPoint>, Error> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(jobs)
+            .build()
+            .map_err(|e| Error::Io {
+                path: "(thread pool)".into(),
+                source: std::io::Error::other(e),
+            })?;
+        pool.install(|| {
+            // One run per task: run times differ by an order of magnitude between healthy
+            // and storming points, so coarse chunks would leave one thread idle at the end.
+            indices
+                .par_iter()
+                .with_max_len(1)
+                .map(|&i| {
+                    let r = self.run_one(i);
+                    tick();
+                    r
+                })
+                .collect()
+        })
+    }
+
+    fn run_one(&self, i: u64) -> Result<RunPoint, Error> {
+        let sc = self.scenario(i)?;
+        let p = self.plan.point(i);
+        let measure = match model::run(&sc, p.seed as u64) {
+            // A run that explodes has certainly failed; the sweep goes on.
+            Err(SimError::Runaway { .. }) => None,
+            Err(e) => return Err(e.into()),
+            Ok(r) => {
+                let t = sc.tipping.as_ref().unwrap_or(&self.tipping);
+                measure(&r, t, sc.duration)
+                    .map_err(|msg| self.loader.problem("tipping.measure", &msg, &self.sets))?
+            }
+        };
+        Ok(RunPoint { index: i, measure })
+    }
+}
+
+/// The measure of one run over its window (whole rows starting at or after the window's
+/// start, weighted by their length); `None` when the window has no value (e.g. no latency
+/// because nothing succeeded). An error names a column the run did not produce.
+pub fn measure(r: &RunResult, t: &Tipping, end: SimTime) -> Result<Option<f64>, String> {
+    let col = |name: &str| {
+        r.series.column(name).ok_or_else(|| {
+            format!(
+                "the runs produce no column `{name}` (columns: {})",
+                r.series.columns[1..].join(", ")
+            )
+        })
+    };
+    let times: Vec<SimTime> = col("time_s")?.into_iter().map(secs_to_ns).collect();
+    let weights: Vec<f64> = (0..times.len())
+        .map(|k| {
+            let next = times.get(k + 1).copied().unwrap_or(end);
+            if times[k] >= t.window_start_ns {
+                next.saturating_sub(times[k]) as f64
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let weighted = |xs: &[f64]| -> (f64, f64) {
+        xs.iter()
+            .zip(&weights)
+            .filter(|(x, w)| x.is_finite() && **w > 0.0)
+            .fold((0.0, 0.0), |(s, n), (x, w)| (s + x * w, n + w))
+    };
+    Ok(match &t.measure {
+        Measure::GoodputRatio { class } => {
+            let (good, _) = weighted(&col(&format!("{class}.goodput_per_s"))?);
+            let (offered, _) = weighted(&col(&format!("{class}.offered_per_s"))?);
+            Some(if offered > 0.0 { good / offered } else { 1.0 })
+        }
+        Measure::Column(name) => {
+            let (s, n) = weighted(&col(name)?);
+            (n > 0.0).then(|| s / n)
+        }
+    })
+}
+
+/// The folder a sweep's files go to: `out/<scenario>/`.
+pub fn output_dir(out: &Path, plan: &Plan) -> PathBuf {
+    out.join(&plan.scenario)
+}
+
+/// Writes a whole sweep's files into `dir`: `tipping.csv`, `tipping.json`,
+/// `tipping.png/.svg`, or `phase.csv`, `phase.png/.svg`. `runs` holds every run, in order.
+pub fn write_outputs(dir: &Path, plan: &Plan, runs: &[RunPoint]) -> Result<SweepReport, Error> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let stem = plan.kind.stem();
+    let r = sweep::report(plan, runs);
+    let p = dir.join(format!("{stem}.csv"));
+    report::write_atomic(&p, sweep::csv(plan, runs).as_bytes()).map_err(|e| Error::io(&p, e))?;
+    let p = dir.join(format!("{stem}.png"));
+    match plan.kind {
+        Kind::Tipping => {
+            let j = dir.join("tipping.json");
+            report::write_json(&j, &r).map_err(|e| Error::io(&j, e))?;
+            sweep_plot::write_tipping(dir, &r).map_err(|e| Error::io(&p, e))?;
+        }
+        Kind::Phase => sweep_plot::write_phase(dir, &r).map_err(|e| Error::io(&p, e))?,
+    }
+    Ok(r)
+}

@@ -1,0 +1,447 @@
+//! Pictures of sweeps, drawn from the sweep report only: the tipping curve (measure
+//! against the swept value, both branches with their seed spread, the three regions shaded
+//! and named, the operating, tipping and overload points marked, a headroom table) and the
+//! phase map (each cell coloured by its region).
+
+use super::files::{with_temp, write_atomic};
+use super::sweep::{Cell, Region, SweepReport, headroom_rows, short};
+use super::timeline::{PALETTE, ensure_font};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::path::Path;
+
+type Res = Result<(), String>;
+
+/// A picture that can be drawn on any plotters backend.
+trait Figure {
+    fn size(&self) -> (u32, u32);
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Res;
+}
+
+/// Writes `DIR/STEM.png` and `DIR/STEM.svg`, each through a temporary file.
+fn write_figure(dir: &Path, stem: &str, fig: &impl Figure) -> std::io::Result<()> {
+    ensure_font();
+    with_temp(&dir.join(format!("{stem}.png")), |tmp| {
+        let root = BitMapBackend::new(tmp, fig.size()).into_drawing_area();
+        fig.draw(&root).map_err(std::io::Error::other)?;
+        root.present()
+            .map_err(|e| std::io::Error::other(e.to_string()))
+    })?;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, fig.size()).into_drawing_area();
+        fig.draw(&root).map_err(std::io::Error::other)?;
+        root.present()
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+    }
+    write_atomic(&dir.join(format!("{stem}.svg")), svg.as_bytes())
+}
+
+/// The fill of a region.
+pub fn region_color(r: Region) -> RGBColor {
+    match r {
+        Region::Stable => RGBColor(0, 158, 115),
+        Region::Metastable => RGBColor(230, 159, 0),
+        Region::Overloaded => RGBColor(213, 94, 0),
+    }
+}
+
+fn err<E: std::fmt::Display>(e: E) -> String {
+    e.to_string()
+}
+
+/// The small-multiples grid: columns and rows for `n` panels.
+fn grid(n: usize) -> (usize, usize) {
+    let cols = if n <= 1 { 1 } else { 2 };
+    (cols, n.div_ceil(cols).max(1))
+}
+
+/// The x range of an axis with half a step of margin on each side.
+fn x_range(values: &[f64]) -> (f64, f64) {
+    let (lo, hi) = (values[0], values[values.len() - 1]);
+    let half = if values.len() > 1 {
+        (hi - lo) / (values.len() - 1) as f64 / 2.0
+    } else {
+        lo.abs().max(1.0) / 2.0
+    };
+    (lo - half, hi + half)
+}
+
+/// The edges of the band each value stands for (midpoints between neighbours).
+fn bands(values: &[f64], range: (f64, f64)) -> Vec<(f64, f64)> {
+    (0..values.len())
+        .map(|i| {
+            let a = if i == 0 {
+                range.0
+            } else {
+                (values[i - 1] + values[i]) / 2.0
+            };
+            let b = if i + 1 == values.len() {
+                range.1
+            } else {
+                (values[i] + values[i + 1]) / 2.0
+            };
+            (a, b)
+        })
+        .collect()
+}
+
+fn axis_label(path: &str, unit: &Option<String>) -> String {
+    match unit {
+        Some(u) => format!("{path} ({u})"),
+        None => path.to_string(),
+    }
+}
+
+/// Picks one branch's spread out of a cell.
+type SpreadOf = fn(&Cell) -> &super::sweep::Spread;
+
+struct TippingFigure<'a>(&'a SweepReport);
+
+/// Writes `tipping.png` and `tipping.svg` into `dir`.
+pub fn write_tipping(dir: &Path, r: &SweepReport) -> std::io::Result<()> {
+    write_figure(dir, "tipping", &TippingFigure(r))
+}
+
+impl Figure for TippingFigure<'_> {
+    fn size(&self) -> (u32, u32) {
+        let (cols, rows) = grid(self.0.variants.len());
+        let w = if cols == 1 { 1100 } else { 1500 };
+        (
+            w,
+            110 + 420 * rows as u32 + 30 * (self.0.variants.len() as u32 + 2),
+        )
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Res {
+        let r = self.0;
+        root.fill(&WHITE).map_err(err)?;
+        let (cols, rows) = grid(r.variants.len());
+        let (top, rest) = root.split_vertically(80);
+        top.draw(&Text::new(
+            r.title.clone(),
+            (20, 10),
+            ("sans-serif", 24).into_font().style(FontStyle::Bold),
+        ))
+        .map_err(err)?;
+        let threshold = match (r.healthy_above, r.healthy_below) {
+            (Some(t), _) => format!("healthy above {}", short(Some(t))),
+            (_, Some(t)) => format!("healthy below {}", short(Some(t))),
+            _ => String::new(),
+        };
+        top.draw(&Text::new(
+            format!(
+                "{} after trigger [{}] against {}; {threshold}; {} seed(s), band = seed range",
+                r.measure,
+                r.trigger.join(", "),
+                r.vary,
+                r.seeds
+            ),
+            (20, 45),
+            ("sans-serif", 16).into_font(),
+        ))
+        .map_err(err)?;
+        let (body, table) = rest.split_vertically(420 * rows as u32);
+        let areas = body.split_evenly((rows, cols));
+        for (v, area) in r.variants.iter().zip(areas.iter()) {
+            draw_tipping_panel(area, r, v)?;
+        }
+        draw_table(&table, r)
+    }
+}
+
+fn draw_tipping_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    r: &SweepReport,
+    v: &super::sweep::VariantTipping,
+) -> Res {
+    let values: Vec<f64> = v.points.iter().map(|c| c.value).collect();
+    let xr = x_range(&values);
+    let thr = r.healthy_above.or(r.healthy_below).unwrap_or(0.0);
+    let data = v
+        .points
+        .iter()
+        .flat_map(|c| {
+            [
+                c.baseline.max,
+                c.triggered.max,
+                c.baseline.min,
+                c.triggered.min,
+            ]
+        })
+        .flatten()
+        .chain([thr, 0.0]);
+    let (lo, hi) = data.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+        (a.min(x), b.max(x))
+    });
+    let pad = ((hi - lo) * 0.12).max(1e-9);
+    let (y0, y1) = (lo.min(0.0), hi + pad);
+    let mut chart = ChartBuilder::on(area)
+        .caption(
+            format!("{}: headroom {}", v.variant, short(v.headroom)),
+            ("sans-serif", 19),
+        )
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(xr.0..xr.1, y0..y1)
+        .map_err(err)?;
+    // Regions first, under everything else.
+    let edges = bands(&values, xr);
+    for (c, (a, b)) in v.points.iter().zip(&edges) {
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(*a, y0), (*b, y1)],
+                region_color(c.state).mix(0.15).filled(),
+            )))
+            .map_err(err)?;
+    }
+    chart
+        .configure_mesh()
+        .light_line_style(RGBColor(235, 235, 235))
+        .label_style(("sans-serif", 14))
+        .x_desc(axis_label(&r.vary, &r.unit))
+        .y_desc(r.measure.clone())
+        .draw()
+        .map_err(err)?;
+    let mut i = 0;
+    while i < v.points.len() {
+        let mut j = i;
+        while j + 1 < v.points.len() && v.points[j + 1].state == v.points[i].state {
+            j += 1;
+        }
+        let mid = (edges[i].0 + edges[j].1) / 2.0;
+        let name = v.points[i].state.name();
+        chart
+            .draw_series(std::iter::once(Text::new(
+                name.to_string(),
+                (mid, y1 - (y1 - y0) * 0.03),
+                ("sans-serif", 15)
+                    .into_font()
+                    .color(&region_color(v.points[i].state))
+                    .pos(plotters::style::text_anchor::Pos::new(
+                        plotters::style::text_anchor::HPos::Center,
+                        plotters::style::text_anchor::VPos::Top,
+                    )),
+            )))
+            .map_err(err)?;
+        i = j + 1;
+    }
+    chart
+        .draw_series(std::iter::once(PathElement::new(
+            vec![(xr.0, thr), (xr.1, thr)],
+            BLACK.mix(0.5).stroke_width(1),
+        )))
+        .map_err(err)?;
+    let branches: [(&str, RGBColor, SpreadOf); 2] = [
+        ("baseline", PALETTE[0], |c| &c.baseline),
+        ("triggered", PALETTE[3], |c| &c.triggered),
+    ];
+    for (name, color, get) in branches {
+        let band: Vec<(f64, f64, f64)> = v
+            .points
+            .iter()
+            .filter_map(|c| {
+                let s = get(c);
+                Some((c.value, s.min?, s.max?))
+            })
+            .collect();
+        if band.len() > 1 {
+            let mut poly: Vec<(f64, f64)> = band.iter().map(|p| (p.0, p.1)).collect();
+            poly.extend(band.iter().rev().map(|p| (p.0, p.2)));
+            chart
+                .draw_series(std::iter::once(Polygon::new(poly, color.mix(0.2).filled())))
+                .map_err(err)?;
+        }
+        let line: Vec<(f64, f64)> = v
+            .points
+            .iter()
+            .filter_map(|c| Some((c.value, get(c).mean?)))
+            .collect();
+        let style = color.stroke_width(2);
+        chart
+            .draw_series(LineSeries::new(line.clone(), style))
+            .map_err(err)?
+            .label(name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+        chart
+            .draw_series(line.iter().map(|p| Circle::new(*p, 3, color.filled())))
+            .map_err(err)?;
+    }
+    let markers = [
+        ("operating", Some(v.operating_point), BLACK),
+        ("tipping", v.tipping_point, region_color(Region::Metastable)),
+        (
+            "overload",
+            v.overload_point,
+            region_color(Region::Overloaded),
+        ),
+    ];
+    for (k, (name, x, color)) in markers.into_iter().enumerate() {
+        let Some(x) = x.filter(|x| *x >= xr.0 && *x <= xr.1) else {
+            continue;
+        };
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(x, y0), (x, y1)],
+                color.stroke_width(2),
+            )))
+            .map_err(err)?;
+        chart
+            .draw_series(std::iter::once(Text::new(
+                format!("{name} {}", short(Some(x))),
+                (x, y0 + (y1 - y0) * (0.08 + 0.07 * k as f64)),
+                ("sans-serif", 14).into_font().color(&color),
+            )))
+            .map_err(err)?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::MiddleRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.3))
+        .label_font(("sans-serif", 14))
+        .draw()
+        .map_err(err)?;
+    Ok(())
+}
+
+fn draw_table<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &SweepReport) -> Res {
+    let rows = headroom_rows(r);
+    let xs = [20, 300, 430, 560, 690];
+    for (i, row) in rows.iter().enumerate() {
+        let font = if i == 0 {
+            ("sans-serif", 16).into_font().style(FontStyle::Bold)
+        } else {
+            ("sans-serif", 16).into_font()
+        };
+        for (x, cell) in xs.iter().zip(row) {
+            area.draw(&Text::new(
+                cell.clone(),
+                (*x, 10 + 26 * i as i32),
+                font.clone(),
+            ))
+            .map_err(err)?;
+        }
+    }
+    Ok(())
+}
+
+struct PhaseFigure<'a>(&'a SweepReport);
+
+/// Writes `phase.png` and `phase.svg` into `dir`.
+pub fn write_phase(dir: &Path, r: &SweepReport) -> std::io::Result<()> {
+    write_figure(dir, "phase", &PhaseFigure(r))
+}
+
+impl Figure for PhaseFigure<'_> {
+    fn size(&self) -> (u32, u32) {
+        let (cols, rows) = grid(self.0.variants.len());
+        (if cols == 1 { 1000 } else { 1500 }, 120 + 520 * rows as u32)
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Res {
+        let r = self.0;
+        root.fill(&WHITE).map_err(err)?;
+        let (cols, rows) = grid(r.variants.len());
+        let (top, body) = root.split_vertically(90);
+        top.draw(&Text::new(
+            format!("{}: phase map", r.title),
+            (20, 10),
+            ("sans-serif", 24).into_font().style(FontStyle::Bold),
+        ))
+        .map_err(err)?;
+        let mut x = 20;
+        for region in [Region::Stable, Region::Metastable, Region::Overloaded] {
+            top.draw(&Rectangle::new(
+                [(x, 50), (x + 18, 68)],
+                region_color(region).mix(0.6).filled(),
+            ))
+            .map_err(err)?;
+            top.draw(&Text::new(
+                region.name().to_string(),
+                (x + 26, 50),
+                ("sans-serif", 16).into_font(),
+            ))
+            .map_err(err)?;
+            x += 160;
+        }
+        top.draw(&Text::new(
+            format!("black line: operating point; measure {}", r.measure),
+            (x + 20, 50),
+            ("sans-serif", 16).into_font(),
+        ))
+        .map_err(err)?;
+        let areas = body.split_evenly((rows, cols));
+        for (v, area) in r.variants.iter().zip(areas.iter()) {
+            draw_phase_panel(area, r, v)?;
+        }
+        Ok(())
+    }
+}
+
+fn draw_phase_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    r: &SweepReport,
+    v: &super::sweep::VariantTipping,
+) -> Res {
+    let mut xs: Vec<f64> = v.points.iter().map(|c| c.value).collect();
+    xs.dedup();
+    let mut ys: Vec<f64> = v.points.iter().filter_map(|c| c.value2).collect();
+    ys.sort_by(f64::total_cmp);
+    ys.dedup();
+    if xs.is_empty() || ys.is_empty() {
+        return Ok(());
+    }
+    let (xr, yr) = (x_range(&xs), x_range(&ys));
+    let (xb, yb) = (bands(&xs, xr), bands(&ys, yr));
+    let mut chart = ChartBuilder::on(area)
+        .caption(v.variant.clone(), ("sans-serif", 19))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(xr.0..xr.1, yr.0..yr.1)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .label_style(("sans-serif", 14))
+        .x_desc(axis_label(&r.vary, &r.unit))
+        .y_desc(axis_label(
+            r.vary2.as_deref().unwrap_or(""),
+            &r.unit2.clone(),
+        ))
+        .draw()
+        .map_err(err)?;
+    for c in &v.points {
+        let (Some(i), Some(j)) = (
+            xs.iter().position(|x| *x == c.value),
+            c.value2.and_then(|y| ys.iter().position(|v| *v == y)),
+        ) else {
+            continue;
+        };
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(xb[i].0, yb[j].0), (xb[i].1, yb[j].1)],
+                region_color(c.state).mix(0.55).filled(),
+            )))
+            .map_err(err)?;
+    }
+    let op = v.operating_point;
+    if op >= xr.0 && op <= xr.1 {
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(op, yr.0), (op, yr.1)],
+                BLACK.stroke_width(2),
+            )))
+            .map_err(err)?;
+        chart
+            .draw_series(std::iter::once(Text::new(
+                format!("operating {}", short(Some(op))),
+                (op, yr.1 - (yr.1 - yr.0) * 0.03),
+                ("sans-serif", 14).into_font(),
+            )))
+            .map_err(err)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,312 @@
+//! Issue 5: a sweep with bad settings is refused like any bad scenario: exit code 2, the
+//! key path and its place in the message, no panic, nothing written.
+
+use crate::common::brink_bin;
+use std::path::Path;
+use std::process::Command;
+
+const GOOD: &str = r#"duration = "60s"
+
+[class.request]
+rate = 5
+timeout = "1s"
+steps = [{ query = "server" }]
+
+[pool.server]
+workers = 2
+service = { law = "exp", mean = "100ms" }
+
+[event.slowdown]
+kind = "slowdown"
+pool = "server"
+at = "10s"
+for = "5s"
+factor = 3
+
+[tipping]
+vary = "class.request.rate"
+from = 1
+to = 30
+points = 4
+trigger = ["slowdown"]
+settle = "10s"
+measure = "goodput_ratio.request"
+healthy_above = 0.9
+
+[phase]
+vary = "event.slowdown.for"
+from = "1s"
+to = "10s"
+points = 3
+"#;
+
+/// Runs `brink CMD good.toml ARGS` against `text` and returns (exit code, stderr), checking
+/// that nothing was written.
+fn brink(cmd: &str, text: &str, args: &[&str]) -> (Option<i32>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("good.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = dir.path().join("out");
+    let o = Command::new(brink_bin())
+        .arg(cmd)
+        .arg(&file)
+        .args(args)
+        .arg("--out")
+        .arg(&out)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    if o.status.code() != Some(0) {
+        assert!(!out.exists(), "output written despite the error: {err}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+    (o.status.code(), err)
+}
+
+fn refused(cmd: &str, text: &str, args: &[&str], path: &str, also: &str) {
+    let (code, err) = brink(cmd, text, args);
+    assert_eq!(code, Some(2), "{args:?}: {err}");
+    assert!(err.starts_with("error:"), "{err}");
+    assert!(
+        err.contains(&format!("`{path}`: ")),
+        "{args:?} should name `{path}`: {err}"
+    );
+    assert!(err.contains(also), "{args:?} should say `{also}`: {err}");
+}
+
+#[test]
+fn the_good_sweep_runs() {
+    // The harness itself: without a mistake the same file sweeps fine (exit 0).
+    let (code, err) = brink("tipping", GOOD, &["--jobs", "1"]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, err) = brink("phase", GOOD, &["--jobs", "1"]);
+    assert_eq!(code, Some(0), "{err}");
+}
+
+#[test]
+fn an_integer_key_is_swept_in_whole_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("good.toml");
+    std::fs::write(&file, GOOD).unwrap();
+    let o = Command::new(brink_bin())
+        .arg("tipping")
+        .arg(&file)
+        .args(["--set", "tipping.vary=pool.server.workers"])
+        .args([
+            "--set",
+            "tipping.from=1",
+            "--set",
+            "tipping.to=4",
+            "--set",
+            "tipping.points=7",
+        ])
+        .arg("--out")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(dir.path().join("good/tipping.csv")).unwrap();
+    let values: Vec<&str> = csv
+        .lines()
+        .skip(1)
+        .step_by(2)
+        .map(|l| l.split(',').nth(1).unwrap())
+        .collect();
+    assert_eq!(values, ["1", "2", "3", "4"]);
+}
+
+#[test]
+fn bad_sweep_settings_exit_2_naming_the_key() {
+    let cases: &[(&[&str], &str, &str)] = &[
+        (
+            &["--set", "tipping.vary=class.nope.rate"],
+            "tipping.vary",
+            "no value at `class.nope.rate`",
+        ),
+        (
+            &["--set", "tipping.vary=class.request.steps"],
+            "tipping.vary",
+            "not a number or a duration",
+        ),
+        (
+            &["--set", "tipping.vary=class..rate"],
+            "tipping.vary",
+            "not a dotted key path",
+        ),
+        (
+            &["--set", "tipping.from=30"],
+            "tipping.to",
+            "the range is empty",
+        ),
+        (
+            &["--set", "tipping.to=0.5"],
+            "tipping.to",
+            "the range is empty",
+        ),
+        (
+            &["--set", "tipping.points=0"],
+            "tipping.points",
+            "must be from 1 to 10000",
+        ),
+        (
+            &["--set", "tipping.points=5000", "--seeds", "3"],
+            "tipping.points",
+            "more than 10000",
+        ),
+        (&["--set", "tipping.from=1s"], "tipping.from", "is a number"),
+        (
+            &["--set", "tipping.trigger=[\"slowdwn\"]"],
+            "tipping.trigger.0",
+            "did you mean `slowdown`?",
+        ),
+        (
+            &["--set", "tipping.trigger=[]"],
+            "tipping.trigger",
+            "at least one",
+        ),
+        (
+            &["--set", "tipping.measure=goodput_ratio.nope"],
+            "tipping.measure",
+            "no class named `nope`",
+        ),
+        (
+            &["--set", "tipping.measure=server.utilisation"],
+            "tipping.measure",
+            "did you mean `server.utilization`?",
+        ),
+        (
+            &["--set", "tipping.settle=1h"],
+            "tipping.settle",
+            "measuring window",
+        ),
+        (
+            &["--set", "tipping.healthy_above=nan"],
+            "tipping.healthy_above",
+            "finite",
+        ),
+        (
+            &["--set", "tipping.healthy_below=2"],
+            "tipping.healthy_below",
+            "not both",
+        ),
+        (
+            &["--set", "tipping.vari=3"],
+            "tipping.vari",
+            "did you mean `vary`?",
+        ),
+        (
+            &["--set", "tipping.from=-5"],
+            "class.request.rate",
+            "[tipping] sweep value",
+        ),
+        (&["--variant", "nope"], "variant.nope", "no such variant"),
+    ];
+    for (args, path, also) in cases {
+        refused("tipping", GOOD, args, path, also);
+    }
+    // The place is the override that caused it.
+    refused(
+        "tipping",
+        GOOD,
+        &["--set", "tipping.points=0"],
+        "tipping.points",
+        "--set tipping.points=0",
+    );
+}
+
+#[test]
+fn bad_phase_settings_and_missing_sections_exit_2() {
+    refused(
+        "phase",
+        GOOD,
+        &["--set", "phase.to=0s"],
+        "phase.to",
+        "the range is empty",
+    );
+    refused(
+        "phase",
+        GOOD,
+        &["--set", "phase.from=1"],
+        "phase.from",
+        "is a duration",
+    );
+    refused(
+        "phase",
+        GOOD,
+        &[
+            "--set",
+            "phase.vary=event.slowdown.factor",
+            "--set",
+            "phase.from=2",
+            "--set",
+            "phase.to=1",
+        ],
+        "phase.to",
+        "empty",
+    );
+    // The longest slowdown would leave no window to measure in.
+    refused(
+        "phase",
+        GOOD,
+        &["--set", "phase.to=45s"],
+        "tipping.settle",
+        "measuring window",
+    );
+    let no_phase = GOOD.split("[phase]").next().unwrap();
+    refused("phase", no_phase, &[], "phase", "no [phase] section");
+    let no_tipping = format!(
+        "{}\n[phase]\nvary = \"class.request.rate\"\nfrom = 1\nto = 2\n",
+        GOOD.split("[tipping]").next().unwrap()
+    );
+    refused(
+        "tipping",
+        &no_tipping,
+        &[],
+        "phase",
+        "needs a [tipping] section",
+    );
+    let none = GOOD.split("[tipping]").next().unwrap();
+    refused("tipping", none, &[], "tipping", "no [tipping] section");
+    // The file itself, with a line and column.
+    let typo = GOOD.replace("settle = \"10s\"", "settle = 10");
+    refused("tipping", &typo, &[], "tipping.settle", "good.toml:");
+}
+
+#[test]
+fn bad_shard_argument_is_a_usage_error() {
+    for s in ["2/2", "1", "a/b", "0/0"] {
+        let (code, err) = brink("tipping", GOOD, &["--shard", s]);
+        assert_eq!(code, Some(2), "--shard {s}: {err}");
+    }
+}
+
+/// `brink all` over a folder: runs, sweeps and an index page that links every picture.
+#[test]
+fn all_writes_an_index_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let scen = dir.path().join("scenarios");
+    std::fs::create_dir(&scen).unwrap();
+    std::fs::write(scen.join("small.toml"), GOOD).unwrap();
+    let out = dir.path().join("out");
+    let o = Command::new(brink_bin())
+        .args(["all", "--dir"])
+        .arg(&scen)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    for f in ["timeline.png", "tipping.png", "phase.png"] {
+        assert!(
+            page.contains(&format!("src=\"small/{f}\"")),
+            "index.html lacks {f}"
+        );
+        assert!(
+            Path::new(&out.join("small").join(f)).exists(),
+            "{f} not written"
+        );
+    }
+    assert!(page.contains("<th>headroom</th>"));
+}

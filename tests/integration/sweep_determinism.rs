@@ -1,0 +1,112 @@
+//! Issue 5: a sweep's files do not depend on `--jobs`, and shards merged with
+//! `brink merge` give exactly the files of one unsharded run.
+
+use crate::common::brink_bin;
+use std::path::Path;
+use std::process::Command;
+
+const FILES: [&str; 4] = ["tipping.csv", "tipping.json", "tipping.png", "tipping.svg"];
+const PHASE_FILES: [&str; 3] = ["phase.csv", "phase.png", "phase.svg"];
+
+/// A short retry-storm sweep with two variants: enough to exercise ordering.
+const SMALL: [&str; 12] = [
+    "--variant",
+    "base",
+    "--variant",
+    "lifo",
+    "--seeds",
+    "2",
+    "--set",
+    "tipping.points=5",
+    "--set",
+    "tipping.duration=12m",
+    "--set",
+    "tipping.settle=5m",
+];
+
+fn brink(args: &[&str], out: &Path) {
+    let o = Command::new(brink_bin())
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+fn sweep(cmd: &str, out: &Path, extra: &[&str]) {
+    let mut args = vec![cmd, "scenarios/retry-storm.toml"];
+    args.extend_from_slice(&SMALL);
+    if cmd == "phase" {
+        args.extend_from_slice(&["--set", "phase.points=3"]);
+    }
+    args.extend_from_slice(extra);
+    brink(&args, out);
+}
+
+fn same_files(a: &Path, b: &Path, files: &[&str]) {
+    for f in files {
+        let (x, y) = (
+            std::fs::read(a.join("retry-storm").join(f)).unwrap(),
+            std::fs::read(b.join("retry-storm").join(f)).unwrap(),
+        );
+        assert!(!x.is_empty(), "{f} is empty");
+        assert!(
+            x == y,
+            "{f} differs between {} and {}",
+            a.display(),
+            b.display()
+        );
+    }
+}
+
+#[test]
+fn jobs_do_not_change_the_outputs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (one, two) = (tmp.path().join("one"), tmp.path().join("two"));
+    sweep("tipping", &one, &["--jobs", "1"]);
+    sweep("tipping", &two, &["--jobs", "2"]);
+    same_files(&one, &two, &FILES);
+    let csv = std::fs::read_to_string(one.join("retry-storm/tipping.csv")).unwrap();
+    assert!(csv.starts_with("variant,value,branch,seed,measure,state\n"));
+    // 2 variants x 5 values x 2 seeds x 2 branches.
+    assert_eq!(csv.lines().count(), 1 + 40);
+}
+
+#[test]
+fn merged_shards_equal_the_unsharded_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (whole, parts) = (tmp.path().join("whole"), tmp.path().join("parts"));
+    for cmd in ["tipping", "phase"] {
+        sweep(cmd, &whole, &[]);
+        sweep(cmd, &parts, &["--shard", "1/2"]);
+        sweep(cmd, &parts, &["--shard", "0/2"]);
+    }
+    // Shards write only their shard files.
+    assert!(!parts.join("retry-storm/tipping.csv").exists());
+    assert!(parts.join("retry-storm/tipping.shard-0-of-2.json").exists());
+    let o = Command::new(brink_bin())
+        .arg("merge")
+        .arg(parts.join("retry-storm"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    same_files(&whole, &parts, &FILES);
+    same_files(&whole, &parts, &PHASE_FILES);
+}
+
+#[test]
+fn merge_refuses_an_incomplete_set_of_shards() {
+    let tmp = tempfile::tempdir().unwrap();
+    sweep("tipping", tmp.path(), &["--shard", "0/3"]);
+    let o = Command::new(brink_bin())
+        .arg("merge")
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("shard 1 of 3 is missing"), "{err}");
+    assert!(!tmp.path().join("retry-storm/tipping.csv").exists());
+}

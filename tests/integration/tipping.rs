@@ -1,0 +1,129 @@
+//! Issue 5: the tipping sweep finds the bistable region where theory puts it.
+//!
+//! One pool of capacity C, a client timeout shorter than the latency of the failed state,
+//! n attempts per request and no backoff: once a trigger has filled the queue, every
+//! attempt times out and is retried, so the pool receives n x rate queries per second. The
+//! failed state sustains while n x rate > C; the healthy state holds while rate < C. So
+//! the tipping point is C / n and the overload point C.
+
+use crate::common::brink_bin;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+/// C = 10 workers / 100 ms = 100 queries/s; n = 4; a x20 slowdown for 60 s fills the queue
+/// at any load in the sweep (capacity 5/s while it lasts).
+const LAW: &str = r#"
+title = "One pool, n attempts: the failed state sustains while n x rate > C"
+duration = "900s"
+
+[metrics]
+step = "5s"
+
+[class.request]
+rate = 50
+timeout = "1s"
+retry = { max_attempts = 4 }
+steps = [{ query = "server" }]
+
+[pool.server]
+workers = 10
+service = { law = "const", mean = "100ms" }
+queue_limit = 1000000
+
+[event.slowdown]
+kind = "slowdown"
+pool = "server"
+at = "60s"
+for = "60s"
+factor = 20
+
+[tipping]
+vary = "class.request.rate"
+from = 5
+to = 125
+points = 25
+trigger = ["slowdown"]
+settle = "400s"
+measure = "goodput_ratio.request"
+healthy_above = 0.5
+seeds = 3
+"#;
+
+/// Runs `brink tipping FILE ARGS --out OUT` and returns `tipping.json`.
+pub fn tipping(file: &Path, out: &Path, args: &[&str]) -> Value {
+    let o = Command::new(brink_bin())
+        .arg("tipping")
+        .arg(file)
+        .arg("--out")
+        .arg(out)
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "brink tipping failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let stem = file.file_stem().unwrap();
+    let text = std::fs::read_to_string(out.join(stem).join("tipping.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn num(v: &Value, key: &str) -> f64 {
+    v[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("`{key}` is not a number in {v}"))
+}
+
+#[test]
+fn tipping_point_is_capacity_over_attempts_and_overload_point_is_capacity() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("law.toml");
+    std::fs::write(&file, LAW).unwrap();
+    let r = tipping(&file, &dir.path().join("out"), &["--jobs", "2"]);
+    let base = &r["variants"][0];
+    let (c, n, step) = (100.0, 4.0, 5.0);
+    let tip = num(base, "tipping_point");
+    let over = num(base, "overload_point");
+    assert!(
+        (tip - c / n).abs() <= step,
+        "tipping point {tip}, theory C/n = {}",
+        c / n
+    );
+    assert!(
+        (over - c).abs() <= step,
+        "overload point {over}, theory C = {c}"
+    );
+    // Between them the region is metastable: healthy without the trigger, failed with it.
+    for p in base["points"].as_array().unwrap() {
+        let v = num(p, "value");
+        if v > tip && v < over {
+            assert_eq!(p["state"], "metastable", "at rate {v}: {p}");
+        }
+    }
+}
+
+#[test]
+fn retry_storm_runs_inside_its_metastable_region() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/retry-storm.toml");
+    let r = tipping(&file, dir.path(), &[]);
+    let base = &r["variants"][0];
+    let (op, tip, over) = (
+        num(base, "operating_point"),
+        num(base, "tipping_point"),
+        num(base, "overload_point"),
+    );
+    assert_eq!(op, 70.0);
+    assert!(
+        tip < over,
+        "no metastable region: tipping {tip}, overload {over}"
+    );
+    assert!(
+        tip < op && op < over,
+        "operating point {op} not in [{tip}, {over})"
+    );
+    assert!(num(base, "headroom") < 1.0);
+}
