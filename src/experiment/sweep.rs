@@ -200,7 +200,14 @@ impl Sweep {
     /// (run length, swept values, trigger events on or off).
     fn scenario(&self, i: u64) -> Result<Scenario, ScenarioError> {
         let p = self.plan.point(i);
-        let mut sets = self.sets.clone();
+        // Sweeps measure the design, not a response to an incident: a scenario's [[at]]
+        // interventions (a postmortem's remediation timeline) are left out.
+        let mut sets = vec![Override::new(
+            "at",
+            toml::Value::Array(vec![]),
+            "[tipping] (sweeps leave out [[at]] interventions)",
+        )];
+        sets.extend(self.sets.iter().cloned());
         if let Some(d) = self.tipping.duration_ns {
             sets.push(Override::new(
                 "duration",
