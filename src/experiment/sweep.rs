@@ -32,6 +32,8 @@ pub struct Variants {
 pub struct Sweep {
     loader: Loader,
     sets: Vec<Override>,
+    /// The trigger events of each variant (a variant may set its own `tipping.trigger`).
+    triggers: Vec<Vec<String>>,
     variants: Vec<Option<String>>,
     axes: Vec<Axis>,
     tipping: Tipping,
@@ -131,9 +133,16 @@ impl Sweep {
             chosen.push(None);
         }
         let mut plans = Vec::new();
+        let mut triggers = Vec::new();
         for v in &chosen {
-            // Each variant's own value of each swept parameter is its operating point.
+            // Each variant's own value of each swept parameter is its operating point, and
+            // a variant may name its own trigger (a partition instead of a rollout).
             let sc = loader.load(v.as_deref(), &sets)?;
+            triggers.push(
+                sc.tipping
+                    .as_ref()
+                    .map_or_else(|| tipping.trigger.clone(), |t| t.trigger.clone()),
+            );
             let mut op = vec![sc.tipping.as_ref().map_or(0.0, |t| t.axis.operating_point)];
             if kind == Kind::Phase {
                 op.push(sc.phase.as_ref().map_or(0.0, |p| p.axis.operating_point));
@@ -169,6 +178,7 @@ impl Sweep {
         let sweep = Self {
             loader,
             sets,
+            triggers,
             variants: chosen,
             axes,
             tipping,
@@ -228,7 +238,7 @@ impl Sweep {
             ));
         }
         let on = p.branch == Branch::Triggered;
-        for name in &self.tipping.trigger {
+        for name in &self.triggers[p.variant] {
             sets.push(Override::new(
                 &format!("event.{name}.enabled"),
                 toml::Value::Boolean(on),
