@@ -24,8 +24,8 @@ pub struct Request {
     /// Keys the current query covers (for a cache step with `miss = "all"`, all the
     /// step's keys, else the keys in the request's key list).
     pub covered: u32,
-    /// Seeds the draw of each step's keys, so a retry looks up the same keys (the same
-    /// user's channels) rather than new ones.
+    /// The request's serial number: with the run's salt it seeds the draw of each step's
+    /// keys, so a retry looks up the same keys (the same user's channels), not new ones.
     pub key_seed: u64,
     /// When the request was first offered.
     pub arrived: SimTime,

@@ -280,13 +280,13 @@ impl<'a> Simulation<'a> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn next_token(&mut self) -> u32 {
         self.token = self.token.wrapping_add(1);
         self.token
     }
 
-    #[inline]
+    #[inline(always)]
     fn schedule_arrival(&mut self, c: usize) {
         let cs = &mut self.classes[c];
         if let Some(gap) = cs.next_gap() {
@@ -302,7 +302,7 @@ impl<'a> Simulation<'a> {
     }
 
     /// A new request of class `c` is offered: admission, then its first attempt.
-    #[inline]
+    #[inline(always)]
     fn offer(&mut self, c: usize) {
         let cs = &mut self.classes[c];
         cs.counts.offered += 1;
@@ -314,7 +314,7 @@ impl<'a> Simulation<'a> {
         }
         cs.counts.admitted += 1;
         self.serial += 1;
-        let key_seed = mix(self.serial ^ self.key_salt);
+        let key_seed = self.serial;
         let r = self.reqs.insert(Request {
             key_seed,
             class: c as u16,
@@ -365,12 +365,10 @@ impl<'a> Simulation<'a> {
 
     /// Starts the current step: draws its keys, looks them up in the cache if it has one
     /// (a step whose keys all hit needs no query), then starts its query.
+    #[inline(always)]
     fn start_step(&mut self, r: u32) {
         let (c, step) = (self.reqs[r].class as usize, self.reqs[r].step as usize);
-        let keyed = {
-            let st = &self.cfg.classes[c].steps[step];
-            st.cache.is_some() || st.query.fanout == Fanout::Keys || st.query.cost_per_key > 0.0
-        };
+        let keyed = self.cfg.classes[c].steps[step].keyed;
         let req = &mut self.reqs[r];
         req.q_attempt = 0;
         req.q_prev_sleep = 0;
@@ -381,7 +379,7 @@ impl<'a> Simulation<'a> {
         }
         let st: StepCfg = self.cfg.classes[c].steps[step];
         let mut rng = <Rng as rand::SeedableRng>::seed_from_u64(
-            self.reqs[r].key_seed ^ ((step as u64) << 56),
+            mix(self.reqs[r].key_seed ^ self.key_salt) ^ ((step as u64) << 56),
         );
         let k = draw_count(st.keys, &mut rng);
         let slot = r as usize;
@@ -505,7 +503,7 @@ impl<'a> Simulation<'a> {
     }
 
     /// Records a new query attempt of `parts` parts on the request.
-    #[inline]
+    #[inline(always)]
     fn arm_query(&mut self, r: u32, token: u32, deadline: SimTime, parts: u32) {
         let req = &mut self.reqs[r];
         req.q_attempt += 1;
@@ -549,7 +547,7 @@ impl<'a> Simulation<'a> {
     }
 
     /// Hands a job to its server; false when it fails at once (outage, full queue).
-    #[inline]
+    #[inline(always)]
     fn send(&mut self, p: usize, job: Job) -> bool {
         let pool = &mut self.pools[p];
         pool.stats.sent += 1;
@@ -582,7 +580,7 @@ impl<'a> Simulation<'a> {
         false
     }
 
-    #[inline]
+    #[inline(always)]
     fn start_service(&mut self, p: usize, j: u32) {
         let pool = &mut self.pools[p];
         pool.integrate(self.now);
@@ -634,7 +632,7 @@ impl<'a> Simulation<'a> {
     }
 
     /// Starts waiting jobs on a server while it has free workers, dropping expired ones.
-    #[inline]
+    #[inline(always)]
     fn serve_next(&mut self, p: usize, server: u32) {
         let (discipline, cancel_expired) = (
             self.cfg.pools[p].discipline,
@@ -668,8 +666,7 @@ impl<'a> Simulation<'a> {
     fn part_done(&mut self, r: u32, ok: bool, keys: u32) {
         let (c, step) = (self.reqs[r].class as usize, self.reqs[r].step as usize);
         let st = &self.cfg.classes[c].steps[step];
-        let partial = st.query.completion == Completion::Partial;
-        let counts_keys = st.cache.is_none() && st.query.fanout == Fanout::Keys;
+        let (partial, counts_keys) = (st.query.completion == Completion::Partial, st.counts_keys);
         let req = &mut self.reqs[r];
         req.parts_left -= 1;
         if !ok {
@@ -796,7 +793,7 @@ impl<'a> Simulation<'a> {
         self.request_done(r, false);
     }
 
-    #[inline]
+    #[inline(always)]
     fn request_done(&mut self, r: u32, ok: bool) {
         let c = self.reqs[r].class as usize;
         let arrived = self.reqs[r].arrived;
@@ -1062,10 +1059,7 @@ impl<'a> Simulation<'a> {
                 });
             }
             let q = |x: f64| cs.latency.quantile(x).map(|v| v / 1e9);
-            let uses_keys = self.cfg.classes[c]
-                .steps
-                .iter()
-                .any(|st| st.cache.is_none() && st.query.fanout == Fanout::Keys);
+            let uses_keys = self.cfg.classes[c].steps.iter().any(|st| st.counts_keys);
             classes.insert(
                 name,
                 ClassSummary {

@@ -183,6 +183,10 @@ pub struct StepCfg {
     /// Which keys a miss queries.
     pub miss: MissPolicy,
     pub query: QueryCfg,
+    /// Derived: the step draws keys (a cache step, a keyed fan-out, or a per-key cost).
+    pub keyed: bool,
+    /// Derived: key-level outcomes are counted (a keyed query without a cache: a pipeline).
+    pub counts_keys: bool,
 }
 
 /// The number of keys a step touches.

@@ -411,16 +411,19 @@ fn step(path: &str, s: &RawStep, pools: &[String], caches: &[String]) -> V<StepC
             "a circuit breaker belongs to the class's retry policy",
         );
     }
+    let fanout = s.fanout.unwrap_or_default();
     Ok(StepCfg {
         cache,
         keys,
         miss: s.miss.unwrap_or_default(),
+        keyed: cache.is_some() || fanout == Fanout::Keys || cost_per_key > 0.0,
+        counts_keys: cache.is_none() && fanout == Fanout::Keys,
         query: QueryCfg {
             pool,
             cost,
             cost_per_key,
             completion: s.completion.unwrap_or_default(),
-            fanout: s.fanout.unwrap_or_default(),
+            fanout,
             read: s.read.unwrap_or_default(),
             timeout_ns,
             retry,
