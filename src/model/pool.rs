@@ -182,41 +182,26 @@ impl PoolState {
             {
                 base
             }
-            ReadPref::Replica | ReadPref::Latency => {
-                // A random replica the view holds up (Go-Redis picks one per command); the
-                // primary if none is.
-                let n_up = (1..=replicas).filter(|&i| up(self, i)).count() as u32;
-                if n_up == 0 {
-                    return base;
-                }
-                let mut k = self.rng.random_range(0..n_up);
-                for i in 1..=replicas {
-                    if up(self, i) {
-                        if k == 0 {
-                            return base + i;
-                        }
-                        k -= 1;
-                    }
-                }
-                base
-            }
-            ReadPref::Any => {
-                let n_up = (0..=replicas).filter(|&i| up(self, i)).count() as u32;
-                if n_up == 0 {
-                    return base;
-                }
-                let mut k = self.rng.random_range(0..n_up);
-                for i in 0..=replicas {
-                    if up(self, i) {
-                        if k == 0 {
-                            return base + i;
-                        }
-                        k -= 1;
-                    }
-                }
-                base
-            }
+            // A random replica the view holds up (Go-Redis picks one per command); the
+            // primary if none is.
+            ReadPref::Replica | ReadPref::Latency => self.random_up(base, 1, replicas),
+            ReadPref::Any => self.random_up(base, 0, replicas),
         }
+    }
+
+    /// A random server among `base + first ..= base + last` that the view holds up, or the
+    /// primary (`base`) if none is.
+    fn random_up(&mut self, base: u32, first: u32, last: u32) -> u32 {
+        let up = |s: &Self, i: u32| !s.servers[(base + i) as usize].view_down;
+        let n_up = (first..=last).filter(|&i| up(self, i)).count() as u32;
+        if n_up == 0 {
+            return base;
+        }
+        let k = self.rng.random_range(0..n_up);
+        (first..=last)
+            .filter(|&i| up(self, i))
+            .nth(k as usize)
+            .map_or(base, |i| base + i)
     }
 
     /// Brings the clients' view up to date with the servers' real state.

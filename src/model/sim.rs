@@ -1107,30 +1107,7 @@ impl<'a> Simulation<'a> {
                 },
             );
         }
-        let mut columns = vec!["time_s".to_string()];
-        for c in &self.cfg.classes {
-            for m in [
-                "offered_per_s",
-                "attempts_per_s",
-                "goodput_per_s",
-                "failed_per_s",
-                "rejected_per_s",
-                "latency_p99_s",
-            ] {
-                columns.push(format!("{}.{m}", c.name));
-            }
-        }
-        for p in &self.cfg.pools {
-            for m in ["utilization", "queue_len", "queries_per_s"] {
-                columns.push(format!("{}.{m}", p.name));
-            }
-            if p.replicas > 0 {
-                columns.push(format!("{}.primary_utilization", p.name));
-            }
-        }
-        for c in &self.cfg.caches {
-            columns.push(format!("{}.hit_ratio", c.name));
-        }
+        let columns = crate::scenario::timeseries_columns(&self.cfg);
         let markers = markers(self.sc);
         Ok(RunResult {
             summary: Summary {

@@ -318,3 +318,38 @@ pub enum EventKind {
     /// One server of a pool is down for the event's length (replaced after).
     Crash { pool: usize, server: u32 },
 }
+
+/// The columns of `timeseries.csv` per class, in order.
+pub const CLASS_COLUMNS: [&str; 6] = [
+    "offered_per_s",
+    "attempts_per_s",
+    "goodput_per_s",
+    "failed_per_s",
+    "rejected_per_s",
+    "latency_p99_s",
+];
+
+/// The columns of `timeseries.csv` for a scenario: `time_s`, then per class
+/// [`CLASS_COLUMNS`], per pool `utilization`, `queue_len`, `queries_per_s` (and
+/// `primary_utilization` with replicas), per cache tier `hit_ratio`. The model writes rows
+/// in this order; sweeps check their measure against it. It lives with the validated
+/// configuration because it is part of the contract, and so that the sweep's validation
+/// (below the model) can use it.
+pub fn timeseries_columns(cfg: &Config) -> Vec<String> {
+    let mut out = vec!["time_s".to_string()];
+    for c in &cfg.classes {
+        out.extend(CLASS_COLUMNS.iter().map(|m| format!("{}.{m}", c.name)));
+    }
+    for p in &cfg.pools {
+        out.extend(
+            ["utilization", "queue_len", "queries_per_s"]
+                .iter()
+                .map(|m| format!("{}.{m}", p.name)),
+        );
+        if p.replicas > 0 {
+            out.push(format!("{}.primary_utilization", p.name));
+        }
+    }
+    out.extend(cfg.caches.iter().map(|c| format!("{}.hit_ratio", c.name)));
+    out
+}

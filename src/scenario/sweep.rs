@@ -152,18 +152,6 @@ fn bad<T>(path: impl Into<String>, msg: impl Into<String>) -> V<T> {
     Err((path.into(), msg.into()))
 }
 
-/// The columns of `timeseries.csv` per class and per pool.
-pub const CLASS_COLUMNS: [&str; 6] = [
-    "offered_per_s",
-    "attempts_per_s",
-    "goodput_per_s",
-    "failed_per_s",
-    "rejected_per_s",
-    "latency_p99_s",
-];
-/// The per-pool columns of `timeseries.csv`.
-pub const POOL_COLUMNS: [&str; 2] = ["utilization", "queue_len"];
-
 /// Validates `[tipping]` and `[phase]` against the rest of the scenario. `table` is the
 /// file after the variant and overrides, `duration` the validated run length.
 pub fn validate(
@@ -451,12 +439,7 @@ fn measure(name: &str, config: &Config, table: &Table) -> V<Measure> {
         .iter()
         .map(|c| format!("goodput_ratio.{c}"))
         .collect();
-    for c in &config.classes {
-        known.extend(CLASS_COLUMNS.iter().map(|m| format!("{}.{m}", c.name)));
-    }
-    for p in &config.pools {
-        known.extend(POOL_COLUMNS.iter().map(|m| format!("{}.{m}", p.name)));
-    }
+    known.extend(super::spec::timeseries_columns(config).into_iter().skip(1));
     if known.iter().any(|k| k == name) {
         return Ok(Measure::Column(name.to_string()));
     }
