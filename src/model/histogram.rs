@@ -74,6 +74,18 @@ impl Histogram {
             return None;
         }
         let target = ((q * self.total as f64).ceil() as u64).clamp(1, self.total);
+        if q > 0.5 {
+            // High quantiles (p99) sit near the top: count down from there.
+            let from_top = self.total - target;
+            let mut above = 0;
+            for i in (self.lo..=self.hi).rev() {
+                above += self.counts[i];
+                if above > from_top {
+                    return Some(midpoint(i));
+                }
+            }
+            return Some(midpoint(self.lo));
+        }
         let mut seen = 0;
         for i in self.lo..=self.hi {
             seen += self.counts[i];
@@ -124,6 +136,26 @@ mod tests {
             assert!(
                 (got - exact).abs() / exact < 0.005,
                 "q={q} got={got} exact={exact}"
+            );
+        }
+        // Counting down from the top gives the same bucket as counting up.
+        let mut small = Histogram::new();
+        for v in [5u64, 7, 7, 9, 1000, 1000, 1000, 5000, 5000, 90000] {
+            small.record(v);
+        }
+        for (q, want) in [
+            (0.1, 5.0),
+            (0.3, 7.0),
+            (0.6, 1000.0),
+            (0.8, 5000.0),
+            (0.9, 5000.0),
+            (0.99, 90000.0),
+            (1.0, 90000.0),
+        ] {
+            let got = small.quantile(q).unwrap();
+            assert!(
+                (got - want).abs() / want < 0.01,
+                "q={q} got={got} want={want}"
             );
         }
         h.clear();
