@@ -245,8 +245,9 @@ fn every_bad_file_has_an_expectation() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
-#[test]
-fn every_bad_file_is_refused_by_run() {
+/// Runs `brink <command> FILE ...` on every bad file in a fresh folder and collects what
+/// was not refused properly: the exit code, the message, and that nothing was written.
+fn refuse_every_bad_file(command: &str) {
     let mut failures = Vec::new();
     for file in bad_files() {
         let Ok(expect) = expectation(&file) else {
@@ -254,20 +255,19 @@ fn every_bad_file_is_refused_by_run() {
         };
         let tmp = tempfile::tempdir().unwrap();
         let out_dir = tmp.path().join("out");
-        let o = brink(
-            &[
-                "run",
-                file.to_str().unwrap(),
-                "--out",
-                out_dir.to_str().unwrap(),
-            ],
-            tmp.path(),
-        );
-        let ps = problems(&o, &expect, Some(&out_dir));
+        let mut args = vec![command, file.to_str().unwrap()];
+        if command == "run" {
+            args.extend(["--out", out_dir.to_str().unwrap()]);
+        }
+        let o = brink(&args, tmp.path());
+        let mut ps = problems(&o, &expect, (command == "run").then_some(out_dir.as_path()));
+        if std::fs::read_dir(tmp.path()).unwrap().next().is_some() {
+            ps.push(format!("`brink {command}` wrote into its working folder"));
+        }
         if !ps.is_empty() {
             let name = file.file_name().unwrap().to_string_lossy().into_owned();
             failures.push((
-                format!("brink run {name}"),
+                format!("brink {command} {name}"),
                 ps,
                 String::from_utf8_lossy(&o.stderr).into_owned(),
             ));
@@ -275,7 +275,7 @@ fn every_bad_file_is_refused_by_run() {
     }
     assert!(
         failures.is_empty(),
-        "{} of {} bad files were not refused properly:\n{}",
+        "{} of {} bad files were not refused properly by `brink {command}`:\n{}",
         failures.len(),
         bad_files().len(),
         report(&failures)
@@ -283,34 +283,13 @@ fn every_bad_file_is_refused_by_run() {
 }
 
 #[test]
+fn every_bad_file_is_refused_by_run() {
+    refuse_every_bad_file("run");
+}
+
+#[test]
 fn every_bad_file_is_refused_by_check() {
-    let mut failures = Vec::new();
-    for file in bad_files() {
-        let Ok(expect) = expectation(&file) else {
-            continue;
-        };
-        let tmp = tempfile::tempdir().unwrap();
-        let o = brink(&["check", file.to_str().unwrap()], tmp.path());
-        let mut ps = problems(&o, &expect, None);
-        if std::fs::read_dir(tmp.path()).unwrap().next().is_some() {
-            ps.push("`brink check` wrote into its working folder".into());
-        }
-        if !ps.is_empty() {
-            let name = file.file_name().unwrap().to_string_lossy().into_owned();
-            failures.push((
-                format!("brink check {name}"),
-                ps,
-                String::from_utf8_lossy(&o.stderr).into_owned(),
-            ));
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} of {} bad files were not refused properly by `brink check`:\n{}",
-        failures.len(),
-        bad_files().len(),
-        report(&failures)
-    );
+    refuse_every_bad_file("check");
 }
 
 #[test]
