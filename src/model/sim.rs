@@ -377,6 +377,14 @@ impl<'a> Simulation<'a> {
             self.start_query(r);
             return;
         }
+        self.start_keyed_step(r, c, step);
+    }
+
+    /// A step with keys: draws them (the same on every retry), looks them up in its cache
+    /// if it has one, and starts the query unless every key hit. Kept out of line so the
+    /// plain path stays small.
+    #[inline(never)]
+    fn start_keyed_step(&mut self, r: u32, c: usize, step: usize) {
         let st: StepCfg = self.cfg.classes[c].steps[step];
         let mut rng = <Rng as rand::SeedableRng>::seed_from_u64(
             mix(self.reqs[r].key_seed ^ self.key_salt) ^ ((step as u64) << 56),
@@ -470,6 +478,27 @@ impl<'a> Simulation<'a> {
             );
             return;
         }
+        self.send_parts(r, token, deadline, pool, fanout, read, cost, cost_per_key);
+    }
+
+    /// Sends a multi-part query: every shard (`all`), or one part per server its keys route
+    /// to (`keys`). Kept out of line so the single-part path stays small.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn send_parts(
+        &mut self,
+        r: u32,
+        token: u32,
+        deadline: SimTime,
+        pool: usize,
+        fanout: Fanout,
+        read: crate::scenario::ReadPref,
+        cost: f64,
+        cost_per_key: f64,
+    ) {
+        let shards = self.cfg.pools[pool].shards;
+        let threshold = self.cfg.pools[pool].latency_threshold_ns;
+        let covered = self.reqs[r].covered;
         let mut parts = std::mem::take(&mut self.parts);
         parts.clear();
         if fanout == Fanout::All {
