@@ -98,6 +98,28 @@ fn brink(args: &[&str], cwd: &Path) -> Output {
         .expect("the brink binary runs")
 }
 
+/// `brink run FILE --out OUT EXTRA...` in `cwd`.
+fn run_into(file: &Path, out: &Path, extra: &[&str], cwd: &Path) -> Output {
+    let mut args = vec![
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    brink(&args, cwd)
+}
+
+/// Asserts exit code 0, showing stderr otherwise.
+fn assert_success(o: &Output) {
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 /// Everything wrong with how a malformed input was refused; empty when it was refused well.
 fn problems(out: &Output, expect: &Expect, out_dir: Option<&Path>) -> Vec<String> {
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -182,28 +204,13 @@ fn good() -> (tempfile::TempDir, PathBuf) {
 fn good_scenario_runs_and_writes_its_folder() {
     let (dir, file) = good();
     let out = dir.path().join("out");
-    let o = brink(
-        &[
-            "run",
-            file.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        dir.path(),
-    );
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let o = run_into(&file, &out, &[], dir.path());
+    assert_success(&o);
     assert!(out.join("good").is_dir());
-    let o = brink(
+    let o = run_into(
+        &file,
+        &out,
         &[
-            "run",
-            file.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
             "--variant",
             "bigger",
             "--set",
@@ -211,19 +218,9 @@ fn good_scenario_runs_and_writes_its_folder() {
         ],
         dir.path(),
     );
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_success(&o);
     let o = brink(&["check", file.to_str().unwrap()], dir.path());
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_success(&o);
 }
 
 #[test]
@@ -525,17 +522,7 @@ fn unknown_variant_of_a_bundled_scenario_is_refused() {
         .join("retry-storm.toml");
     let tmp = tempfile::tempdir().unwrap();
     let out_dir = tmp.path().join("out");
-    let o = brink(
-        &[
-            "run",
-            file.to_str().unwrap(),
-            "--out",
-            out_dir.to_str().unwrap(),
-            "--variant",
-            "lifoo",
-        ],
-        tmp.path(),
-    );
+    let o = run_into(&file, &out_dir, &["--variant", "lifoo"], tmp.path());
     let expect = Expect {
         path: Some("variant.lifoo".into()),
         place: "--variant lifoo: ".into(),
@@ -574,17 +561,7 @@ fn bad_variant_is_refused_by_run_and_check() {
         also: vec![],
     };
     let out_dir = dir.path().join("out");
-    let o = brink(
-        &[
-            "run",
-            file.to_str().unwrap(),
-            "--out",
-            out_dir.to_str().unwrap(),
-            "--variant",
-            "broken",
-        ],
-        dir.path(),
-    );
+    let o = run_into(&file, &out_dir, &["--variant", "broken"], dir.path());
     let ps = problems(&o, &expect, Some(&out_dir));
     assert!(
         ps.is_empty(),
@@ -599,21 +576,8 @@ fn bad_variant_is_refused_by_run_and_check() {
         String::from_utf8_lossy(&o.stderr)
     );
     // The file without --variant is fine: variants apply only when chosen.
-    let o = brink(
-        &[
-            "run",
-            file.to_str().unwrap(),
-            "--out",
-            out_dir.to_str().unwrap(),
-        ],
-        dir.path(),
-    );
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let o = run_into(&file, &out_dir, &[], dir.path());
+    assert_success(&o);
 }
 
 #[test]
@@ -621,15 +585,7 @@ fn missing_file_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("no-such-scenario.toml");
     let out_dir = tmp.path().join("out");
-    let o = brink(
-        &[
-            "run",
-            file.to_str().unwrap(),
-            "--out",
-            out_dir.to_str().unwrap(),
-        ],
-        tmp.path(),
-    );
+    let o = run_into(&file, &out_dir, &[], tmp.path());
     let expect = Expect {
         path: None,
         place: format!("{}: cannot read the scenario", file.display()),
