@@ -2,6 +2,7 @@
 //! [`Scenario`] the model trusts), `--set` overrides by dotted path, variants and
 //! interventions.
 
+pub mod columns;
 pub mod error;
 pub mod load;
 pub mod overrides;
@@ -10,6 +11,7 @@ pub mod spec;
 pub mod sweep;
 pub mod validate;
 
+pub use columns::{Column, Measure, Owner};
 pub use error::ScenarioError;
 pub use load::Loader;
 pub use overrides::Override;

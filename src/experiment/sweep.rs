@@ -303,7 +303,7 @@ pub fn measure(r: &RunResult, t: &Tipping, end: SimTime) -> Result<Option<f64>, 
         r.series.column(name).ok_or_else(|| {
             format!(
                 "the runs produce no column `{name}` (columns: {})",
-                r.series.columns[1..].join(", ")
+                r.series.names()[1..].join(", ")
             )
         })
     };

@@ -90,14 +90,34 @@ pub struct Summary {
 /// `timeseries.csv`: one row per step; `NaN` is written as an empty cell.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TimeSeries {
-    pub columns: Vec<String>,
+    /// The schema ([`crate::scenario::columns`]): one entry per value of a row.
+    pub columns: Vec<crate::scenario::Column>,
     pub rows: Vec<Vec<f64>>,
 }
 
 impl TimeSeries {
+    /// The column names, in order (the CSV header).
+    pub fn names(&self) -> Vec<&str> {
+        self.columns.iter().map(|c| c.name.as_str()).collect()
+    }
+
+    /// The component name of a column (`<component>.<measure>`; empty for `time_s`).
+    pub fn component(&self, i: usize) -> &str {
+        let c = &self.columns[i];
+        c.name
+            .strip_suffix(c.measure.suffix())
+            .and_then(|s| s.strip_suffix('.'))
+            .unwrap_or("")
+    }
+
+    /// The values of column `i`.
+    pub fn values(&self, i: usize) -> Vec<f64> {
+        self.rows.iter().map(|r| r[i]).collect()
+    }
+
     /// The values of one column, if it exists.
     pub fn column(&self, name: &str) -> Option<Vec<f64>> {
-        let i = self.columns.iter().position(|c| c == name)?;
+        let i = self.columns.iter().position(|c| c.name == name)?;
         Some(self.rows.iter().map(|r| r[i]).collect())
     }
 }

@@ -11,7 +11,7 @@ use super::workload::{BurstState, ClassState};
 use crate::engine::time::{SimTime, ns_to_secs};
 use crate::engine::{EventQueue, Rng, stream_rng};
 use crate::scenario::{
-    Completion, Config, EventKind, Fanout, KeyCount, MissPolicy, Scenario, StepCfg,
+    Completion, Config, Fanout, KeyCount, MissPolicy, Scenario, StepCfg, TriggerKind,
 };
 use indexmap::IndexMap;
 use rand::RngExt;
@@ -110,11 +110,11 @@ impl<'a> Simulation<'a> {
             .map(|c| CacheState::new(c, rng(&format!("cache.{}", c.name))))
             .collect();
         let mut actions = Vec::new();
-        for (i, e) in cfg.events.iter().enumerate() {
+        for (i, e) in cfg.triggers.iter().enumerate() {
             let mut t = e.at_ns;
             while t < sc.duration {
                 actions.push((t, Action::Start(i as u16)));
-                if !matches!(e.kind, EventKind::Burst { .. }) {
+                if !matches!(e.kind, TriggerKind::Burst { .. }) {
                     actions.push((t.saturating_add(e.for_ns), Action::End(i as u16)));
                 }
                 match e.every_ns {
@@ -142,10 +142,10 @@ impl<'a> Simulation<'a> {
             parts: Vec::new(),
             serial: 0,
             key_salt: rand::Rng::next_u64(&mut rng("keys")),
-            bursts: vec![BurstState::default(); cfg.events.len()],
+            bursts: vec![BurstState::default(); cfg.triggers.len()],
             burst_rng: rng("bursts"),
             route_rng: rng("routing"),
-            active: vec![false; cfg.events.len()],
+            active: vec![false; cfg.triggers.len()],
             actions,
             token: 0,
             events: 0,
@@ -178,7 +178,7 @@ impl<'a> Simulation<'a> {
             }
         }
         // One tick pending at a time keeps the heap small (a run has ~1000 of them).
-        self.q.schedule(self.sc.step.min(self.end), Ev::Tick);
+        self.q.schedule(self.sc.window.min(self.end), Ev::Tick);
 
         while let Some((t, ev)) = self.q.pop() {
             if t > self.end {
@@ -849,17 +849,17 @@ impl<'a> Simulation<'a> {
         let (_, action) = self.actions[idx];
         match action {
             Action::Start(e) => {
-                let ev = &self.cfg.events[e as usize];
+                let ev = &self.cfg.triggers[e as usize];
                 if !ev.enabled {
                     return;
                 }
                 self.active[e as usize] = true;
                 match ev.kind {
-                    EventKind::Slowdown { pool, factor } => {
+                    TriggerKind::Slowdown { pool, factor } => {
                         self.pools[pool].slowdown *= factor;
                     }
-                    EventKind::Outage { pool } => self.pools[pool].outages += 1,
-                    EventKind::Burst { class, clients } => {
+                    TriggerKind::Outage { pool } => self.pools[pool].outages += 1,
+                    TriggerKind::Burst { class, clients } => {
                         let b = &mut self.bursts[e as usize];
                         *b = BurstState {
                             remaining: clients,
@@ -872,34 +872,34 @@ impl<'a> Simulation<'a> {
                             self.q.schedule(t, Ev::Burst { event: e });
                         }
                     }
-                    EventKind::RollingRestart { .. } => self.rolling_next(e as usize, 0),
-                    EventKind::Partition { cache, nodes } => {
+                    TriggerKind::RollingRestart { .. } => self.rolling_next(e as usize, 0),
+                    TriggerKind::Partition { cache, nodes } => {
                         for s in 0..nodes as usize {
                             let token = self.caches[cache].leave(s, false);
                             self.detect_later(cache, s, token);
                         }
                     }
-                    EventKind::Flush { cache, nodes } => {
+                    TriggerKind::Flush { cache, nodes } => {
                         for s in 0..nodes as usize {
                             self.caches[cache].flush(s);
                         }
                     }
-                    EventKind::Crash { pool, server } => self.crash(pool, server),
+                    TriggerKind::Crash { pool, server } => self.crash(pool, server),
                 }
             }
             Action::End(e) => {
                 if !std::mem::take(&mut self.active[e as usize]) {
                     return;
                 }
-                match self.cfg.events[e as usize].kind {
-                    EventKind::Slowdown { pool, factor } => self.pools[pool].slowdown /= factor,
-                    EventKind::Outage { pool } => self.pools[pool].outages -= 1,
-                    EventKind::Partition { cache, nodes } => {
+                match self.cfg.triggers[e as usize].kind {
+                    TriggerKind::Slowdown { pool, factor } => self.pools[pool].slowdown /= factor,
+                    TriggerKind::Outage { pool } => self.pools[pool].outages -= 1,
+                    TriggerKind::Partition { cache, nodes } => {
                         for s in 0..nodes as usize {
                             self.caches[cache].rejoin(s);
                         }
                     }
-                    EventKind::Crash { pool, server } => {
+                    TriggerKind::Crash { pool, server } => {
                         // The replacement is up; clients learn of it at their next refresh.
                         let p = &mut self.pools[pool];
                         p.servers[server as usize].down = false;
@@ -907,9 +907,9 @@ impl<'a> Simulation<'a> {
                             p.refresh_view();
                         }
                     }
-                    EventKind::Burst { .. }
-                    | EventKind::RollingRestart { .. }
-                    | EventKind::Flush { .. } => {}
+                    TriggerKind::Burst { .. }
+                    | TriggerKind::RollingRestart { .. }
+                    | TriggerKind::Flush { .. } => {}
                 }
             }
             Action::Intervene(i) => self.intervene(i as usize),
@@ -920,8 +920,8 @@ impl<'a> Simulation<'a> {
     /// empty spare before the node re-registers. Switching the event off (an
     /// intervention setting `enabled = false`) pauses the rollout.
     fn rolling_next(&mut self, e: usize, node: u32) {
-        let ev = &self.cfg.events[e];
-        let EventKind::RollingRestart {
+        let ev = &self.cfg.triggers[e];
+        let TriggerKind::RollingRestart {
             cache,
             nodes,
             interval_ns,
@@ -1062,7 +1062,7 @@ impl<'a> Simulation<'a> {
         }
         if self.now < self.end {
             self.q.schedule(
-                self.now.saturating_add(self.sc.step).min(self.end),
+                self.now.saturating_add(self.sc.window).min(self.end),
                 Ev::Tick,
             );
         }
@@ -1136,7 +1136,7 @@ impl<'a> Simulation<'a> {
                 },
             );
         }
-        let columns = crate::scenario::timeseries_columns(&self.cfg);
+        let columns = crate::scenario::columns::columns(&self.cfg);
         let markers = markers(self.sc);
         Ok(RunResult {
             summary: Summary {
@@ -1200,7 +1200,7 @@ fn draw_count(k: KeyCount, rng: &mut Rng) -> u32 {
 /// as configured at the start of the run).
 pub fn markers(sc: &Scenario) -> Vec<Marker> {
     let mut out = Vec::new();
-    for e in &sc.config.events {
+    for e in &sc.config.triggers {
         if !e.enabled {
             continue;
         }

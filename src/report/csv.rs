@@ -26,7 +26,7 @@ pub fn text(s: &str) -> String {
 
 /// The time series as CSV text.
 pub fn timeseries(ts: &TimeSeries) -> String {
-    let mut out = ts.columns.join(",");
+    let mut out = ts.names().join(",");
     out.push('\n');
     for row in &ts.rows {
         for (i, x) in row.iter().enumerate() {

@@ -3,6 +3,7 @@
 
 use super::files::with_temp;
 use crate::model::metrics::{Marker, MarkerKind, TimeSeries};
+use crate::scenario::Measure;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
@@ -51,76 +52,76 @@ pub struct Panel {
 
 /// The panels a time series offers: request rates, latency, and utilisation and ratios.
 pub fn default_panels(ts: &TimeSeries) -> Vec<Panel> {
-    let classes: Vec<String> = ts
-        .columns
-        .iter()
-        .filter_map(|c| c.strip_suffix(".goodput_per_s").map(str::to_string))
-        .collect();
+    let of = |m: Measure| {
+        (0..ts.columns.len())
+            .filter(move |&i| ts.columns[i].measure == m)
+            .map(|i| (ts.component(i).to_string(), i))
+    };
+    let classes: Vec<String> = of(Measure::Goodput).map(|(c, _)| c).collect();
     let mut rates = Vec::new();
     let mut latency = Vec::new();
     for (i, c) in classes.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
-        let get = |m: &str| ts.column(&format!("{c}.{m}")).unwrap_or_default();
+        let get = |m: Measure| {
+            ts.column(&format!("{c}.{}", m.suffix()))
+                .unwrap_or_default()
+        };
         rates.push(Line {
             label: format!("{c} offered"),
-            values: get("offered_per_s"),
+            values: get(Measure::Offered),
             color: color.mix(0.45).to_rgba().flatten(),
             thin: true,
         });
         rates.push(Line {
             label: format!("{c} goodput"),
-            values: get("goodput_per_s"),
+            values: get(Measure::Goodput),
             color,
             thin: false,
         });
         rates.push(Line {
             label: format!("{c} attempts"),
-            values: get("attempts_per_s"),
+            values: get(Measure::Attempts),
             color: color.mix(0.7).to_rgba().flatten(),
             thin: true,
         });
         latency.push(Line {
             label: format!("{c} p99"),
-            values: get("latency_p99_s"),
+            values: get(Measure::LatencyP99),
             color,
             thin: false,
         });
     }
     // Queries sent to each pool (every part and every retry counts): shows amplification.
     let mut queries = Vec::new();
-    for (i, col) in ts
-        .columns
-        .iter()
-        .filter(|c| c.ends_with(".queries_per_s"))
-        .enumerate()
-    {
-        let pool = col.trim_end_matches(".queries_per_s");
+    for (i, (pool, col)) in of(Measure::QueriesPerS).enumerate() {
         queries.push(Line {
             label: format!("{pool} queries (parts and retries)"),
-            values: ts.column(col).unwrap_or_default(),
+            values: ts.values(col),
             color: PALETTE[(4 + i) % PALETTE.len()],
             thin: false,
         });
     }
     let mut ratios = Vec::new();
-    let mut k = 0;
-    for col in &ts.columns {
-        let label = if let Some(p) = col.strip_suffix(".primary_utilization") {
-            format!("{p} primaries' utilisation")
-        } else if let Some(p) = col.strip_suffix(".utilization") {
-            format!("{p} utilisation")
-        } else if let Some(c) = col.strip_suffix(".hit_ratio") {
-            format!("{c} hit ratio")
-        } else {
-            continue;
+    for (k, col) in ts
+        .columns
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.measure.is_ratio())
+        .map(|(k, _)| k)
+        .enumerate()
+    {
+        let name = ts.component(col);
+        let label = match ts.columns[col].measure {
+            Measure::PrimaryUtilization => format!("{name} primaries' utilisation"),
+            Measure::Utilization => format!("{name} utilisation"),
+            _ => format!("{name} hit ratio"),
         };
         ratios.push(Line {
             label,
-            values: ts.column(col).unwrap_or_default(),
+            values: ts.values(col),
             color: PALETTE[(k + 2) % PALETTE.len()],
             thin: false,
         });
-        k += 1;
     }
     vec![
         Panel {

@@ -168,7 +168,7 @@ impl Loader {
             case: meta.case.unwrap_or_default(),
             seed: meta.seed,
             duration: meta.duration,
-            step: meta.step,
+            window: meta.step,
             zoom: meta.zoom,
             config,
             interventions,

@@ -22,8 +22,8 @@ pub struct Scenario {
     pub seed: u64,
     /// How long to simulate.
     pub duration: SimTime,
-    /// The time-series step.
-    pub step: SimTime,
+    /// The time-series window (`metrics.step` in the file).
+    pub window: SimTime,
     /// A window of the run drawn again in `timeline-zoom.png`, if set.
     pub zoom: Option<(SimTime, SimTime)>,
     /// The parameters in force at time zero.
@@ -50,8 +50,9 @@ pub struct Config {
     pub pools: Vec<PoolCfg>,
     /// Cache tiers, in file order.
     pub caches: Vec<CacheCfg>,
-    /// Time-triggered events, in file order.
-    pub events: Vec<EventCfg>,
+    /// Triggers: the file's time-triggered `[event.NAME]` sections, in file order. (In
+    /// the code "event" is the engine's word; a scenario event is a trigger.)
+    pub triggers: Vec<TriggerCfg>,
 }
 
 /// A scheduled change of parameters.
@@ -282,10 +283,10 @@ pub struct CacheCfg {
 
 /// A time-triggered event.
 #[derive(Debug, Clone, PartialEq)]
-pub struct EventCfg {
+pub struct TriggerCfg {
     pub name: String,
     pub label: String,
-    pub kind: EventKind,
+    pub kind: TriggerKind,
     pub at_ns: SimTime,
     /// How long it lasts (a burst: its spread).
     pub for_ns: SimTime,
@@ -296,7 +297,7 @@ pub struct EventCfg {
 
 /// What an event does.
 #[derive(Debug, Clone, PartialEq)]
-pub enum EventKind {
+pub enum TriggerKind {
     /// Service times of a pool are multiplied by `factor`.
     Slowdown { pool: usize, factor: f64 },
     /// Every query to a pool fails at once.
@@ -317,39 +318,4 @@ pub enum EventKind {
     Flush { cache: usize, nodes: u32 },
     /// One server of a pool is down for the event's length (replaced after).
     Crash { pool: usize, server: u32 },
-}
-
-/// The columns of `timeseries.csv` per class, in order.
-pub const CLASS_COLUMNS: [&str; 6] = [
-    "offered_per_s",
-    "attempts_per_s",
-    "goodput_per_s",
-    "failed_per_s",
-    "rejected_per_s",
-    "latency_p99_s",
-];
-
-/// The columns of `timeseries.csv` for a scenario: `time_s`, then per class
-/// [`CLASS_COLUMNS`], per pool `utilization`, `queue_len`, `queries_per_s` (and
-/// `primary_utilization` with replicas), per cache tier `hit_ratio`. The model writes rows
-/// in this order; sweeps check their measure against it. It lives with the validated
-/// configuration because it is part of the contract, and so that the sweep's validation
-/// (below the model) can use it.
-pub fn timeseries_columns(cfg: &Config) -> Vec<String> {
-    let mut out = vec!["time_s".to_string()];
-    for c in &cfg.classes {
-        out.extend(CLASS_COLUMNS.iter().map(|m| format!("{}.{m}", c.name)));
-    }
-    for p in &cfg.pools {
-        out.extend(
-            ["utilization", "queue_len", "queries_per_s"]
-                .iter()
-                .map(|m| format!("{}.{m}", p.name)),
-        );
-        if p.replicas > 0 {
-            out.push(format!("{}.primary_utilization", p.name));
-        }
-    }
-    out.extend(cfg.caches.iter().map(|c| format!("{}.hit_ratio", c.name)));
-    out
 }

@@ -202,10 +202,10 @@ pub fn validate(
         return bad("tipping.duration", "must be longer than zero");
     }
     let run_end = duration_ns.unwrap_or(duration);
-    let names: Vec<&str> = config.events.iter().map(|e| e.name.as_str()).collect();
+    let names: Vec<&str> = config.triggers.iter().map(|e| e.name.as_str()).collect();
     let mut window_start = 0;
     for (i, name) in t.trigger.iter().enumerate() {
-        let Some(e) = config.events.iter().find(|e| &e.name == name) else {
+        let Some(e) = config.triggers.iter().find(|e| &e.name == name) else {
             let hint = nearest(name, names.iter().copied())
                 .map(|n| format!("; did you mean `{n}`?"))
                 .unwrap_or_default();
@@ -439,7 +439,7 @@ fn measure(name: &str, config: &Config, table: &Table) -> V<Measure> {
         .iter()
         .map(|c| format!("goodput_ratio.{c}"))
         .collect();
-    known.extend(super::spec::timeseries_columns(config).into_iter().skip(1));
+    known.extend(super::columns::column_names(config).into_iter().skip(1));
     if known.iter().any(|k| k == name) {
         return Ok(Measure::Column(name.to_string()));
     }

@@ -156,7 +156,7 @@ pub fn validate(raw: &RawScenario) -> V<(Meta, Config)> {
             classes,
             pools,
             caches,
-            events,
+            triggers: events,
         },
     ))
 }
@@ -543,7 +543,7 @@ fn event(
     pools: &[PoolCfg],
     classes: &[String],
     caches: &[CacheCfg],
-) -> V<EventCfg> {
+) -> V<TriggerCfg> {
     let (kind_name, allowed): (&str, &[&str]) = match e.kind {
         RawEventKind::Slowdown => ("slowdown", &["pool", "factor", "for"]),
         RawEventKind::Outage => ("outage", &["pool", "for"]),
@@ -624,14 +624,14 @@ fn event(
                 e.factor.ok_or_else(|| need("factor"))?,
             )?;
             (
-                EventKind::Slowdown {
+                TriggerKind::Slowdown {
                     pool: find_pool()?,
                     factor,
                 },
                 for_dur()?,
             )
         }
-        RawEventKind::Outage => (EventKind::Outage { pool: find_pool()? }, for_dur()?),
+        RawEventKind::Outage => (TriggerKind::Outage { pool: find_pool()? }, for_dur()?),
         RawEventKind::Burst => {
             let cname = e.class.as_ref().ok_or_else(|| need("class"))?;
             let class = classes
@@ -646,7 +646,7 @@ fn event(
             )?;
             let spread = e.spread.ok_or_else(|| need("spread"))?.0;
             (
-                EventKind::Burst {
+                TriggerKind::Burst {
                     class,
                     clients: clients as u64,
                 },
@@ -668,7 +668,7 @@ fn event(
                 .saturating_mul(nodes as u64 - 1)
                 .saturating_add(down_for_ns);
             (
-                EventKind::RollingRestart {
+                TriggerKind::RollingRestart {
                     cache,
                     nodes,
                     interval_ns,
@@ -680,7 +680,7 @@ fn event(
         RawEventKind::Partition => {
             let cache = find_cache()?;
             (
-                EventKind::Partition {
+                TriggerKind::Partition {
                     cache,
                     nodes: nodes_of(cache)?,
                 },
@@ -690,7 +690,7 @@ fn event(
         RawEventKind::Flush => {
             let cache = find_cache()?;
             (
-                EventKind::Flush {
+                TriggerKind::Flush {
                     cache,
                     nodes: nodes_of(cache)?,
                 },
@@ -713,7 +713,7 @@ fn event(
                 p.replicas as i64,
             )? as u32;
             (
-                EventKind::Crash {
+                TriggerKind::Crash {
                     pool,
                     server: shard * (1 + p.replicas) + replica,
                 },
@@ -734,7 +734,7 @@ fn event(
         }
         None => None,
     };
-    Ok(EventCfg {
+    Ok(TriggerCfg {
         name: name.into(),
         label: e.label.clone().unwrap_or_else(|| name.to_string()),
         kind,
@@ -770,10 +770,10 @@ pub fn same_structure(a: &Config, b: &Config) -> Result<(), String> {
             names(b.pools.iter().map(|c| &c.name).collect())
         ));
     }
-    if a.events.len() != b.events.len()
-        || a.events
+    if a.triggers.len() != b.triggers.len()
+        || a.triggers
             .iter()
-            .zip(&b.events)
+            .zip(&b.triggers)
             .any(|(x, y)| x.name != y.name)
     {
         return Err("events cannot be added or removed by an intervention".into());
@@ -807,7 +807,7 @@ pub fn same_structure(a: &Config, b: &Config) -> Result<(), String> {
     if a.caches != b.caches {
         return Err("cache tiers cannot be changed by an intervention".into());
     }
-    for (x, y) in a.events.iter().zip(&b.events) {
+    for (x, y) in a.triggers.iter().zip(&b.triggers) {
         let (mut x, y) = (x.clone(), y);
         x.enabled = y.enabled;
         x.label = y.label.clone();

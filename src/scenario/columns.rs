@@ -1,0 +1,176 @@
+//! The time-series schema: the one typed list of the columns of `timeseries.csv`.
+//!
+//! The model writes its rows in this order ([`crate::model`]'s sampler asks each column for
+//! its value), the timeline picks its lines by [`Measure`], sweeps check their measure
+//! against it, and `docs/scenario.md` lists it (a test holds the doc to [`Measure::ALL`]).
+//! It lives with the validated configuration because the columns follow from it (one set
+//! per class, pool and cache) and because sweep validation, below the model, needs it.
+
+use super::spec::Config;
+
+/// What a column measures. Rates are per second over one time-series window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Measure {
+    /// The window's start, in seconds (the first column).
+    Time,
+    /// New requests offered by the clients of a class.
+    Offered,
+    /// Request-level attempts (first tries and retries).
+    Attempts,
+    /// Requests that succeeded.
+    Goodput,
+    /// Requests that failed after their last attempt.
+    Failed,
+    /// Requests refused at admission (rate limit).
+    Rejected,
+    /// 99th percentile latency of the window's successful requests, seconds.
+    LatencyP99,
+    /// Busy workers over worker capacity.
+    Utilization,
+    /// Time-average number of waiting queries.
+    QueueLen,
+    /// Queries sent to the pool (every part and every retry).
+    QueriesPerS,
+    /// Busy primaries over their capacity (pools with replicas only).
+    PrimaryUtilization,
+    /// Cache hits over lookups, key by key.
+    HitRatio,
+}
+
+/// Which component a column belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Owner {
+    /// The `time_s` column.
+    Time,
+    /// A request class, by index into [`Config::classes`].
+    Class(usize),
+    /// A server pool, by index into [`Config::pools`].
+    Pool(usize),
+    /// A cache tier, by index into [`Config::caches`].
+    Cache(usize),
+}
+
+impl Measure {
+    /// Every measure, in column order within its component.
+    pub const ALL: [Measure; 12] = [
+        Measure::Time,
+        Measure::Offered,
+        Measure::Attempts,
+        Measure::Goodput,
+        Measure::Failed,
+        Measure::Rejected,
+        Measure::LatencyP99,
+        Measure::Utilization,
+        Measure::QueueLen,
+        Measure::QueriesPerS,
+        Measure::PrimaryUtilization,
+        Measure::HitRatio,
+    ];
+
+    /// The measures of every request class, in column order.
+    pub const CLASS: [Measure; 6] = [
+        Measure::Offered,
+        Measure::Attempts,
+        Measure::Goodput,
+        Measure::Failed,
+        Measure::Rejected,
+        Measure::LatencyP99,
+    ];
+
+    /// The column name's suffix (after `<component>.`), or the whole name for `time_s`.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Measure::Time => "time_s",
+            Measure::Offered => "offered_per_s",
+            Measure::Attempts => "attempts_per_s",
+            Measure::Goodput => "goodput_per_s",
+            Measure::Failed => "failed_per_s",
+            Measure::Rejected => "rejected_per_s",
+            Measure::LatencyP99 => "latency_p99_s",
+            Measure::Utilization => "utilization",
+            Measure::QueueLen => "queue_len",
+            Measure::QueriesPerS => "queries_per_s",
+            Measure::PrimaryUtilization => "primary_utilization",
+            Measure::HitRatio => "hit_ratio",
+        }
+    }
+
+    /// The kind of component that has this measure: "class", "pool", "cache" or "" (time).
+    pub fn owner_kind(self) -> &'static str {
+        match self {
+            Measure::Time => "",
+            Measure::Offered
+            | Measure::Attempts
+            | Measure::Goodput
+            | Measure::Failed
+            | Measure::Rejected
+            | Measure::LatencyP99 => "class",
+            Measure::Utilization
+            | Measure::QueueLen
+            | Measure::QueriesPerS
+            | Measure::PrimaryUtilization => "pool",
+            Measure::HitRatio => "cache",
+        }
+    }
+
+    /// True for a ratio between 0 and 1 (drawn on a fixed axis).
+    pub fn is_ratio(self) -> bool {
+        matches!(
+            self,
+            Measure::Utilization | Measure::PrimaryUtilization | Measure::HitRatio
+        )
+    }
+}
+
+/// One column of `timeseries.csv`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Column {
+    pub owner: Owner,
+    pub measure: Measure,
+    /// `<component>.<suffix>`, or `time_s`.
+    pub name: String,
+}
+
+/// The columns of `timeseries.csv` for a configuration: `time_s`, then per class
+/// [`Measure::CLASS`], per pool `utilization`, `queue_len`, `queries_per_s` (and
+/// `primary_utilization` with replicas), per cache tier `hit_ratio`.
+pub fn columns(cfg: &Config) -> Vec<Column> {
+    let mut out = vec![Column {
+        owner: Owner::Time,
+        measure: Measure::Time,
+        name: Measure::Time.suffix().to_string(),
+    }];
+    let mut add = |owner: Owner, component: &str, m: Measure| {
+        out.push(Column {
+            owner,
+            measure: m,
+            name: format!("{component}.{}", m.suffix()),
+        })
+    };
+    for (i, c) in cfg.classes.iter().enumerate() {
+        for m in Measure::CLASS {
+            add(Owner::Class(i), &c.name, m);
+        }
+    }
+    for (i, p) in cfg.pools.iter().enumerate() {
+        for m in [
+            Measure::Utilization,
+            Measure::QueueLen,
+            Measure::QueriesPerS,
+        ] {
+            add(Owner::Pool(i), &p.name, m);
+        }
+        if p.replicas > 0 {
+            add(Owner::Pool(i), &p.name, Measure::PrimaryUtilization);
+        }
+    }
+    for (i, c) in cfg.caches.iter().enumerate() {
+        add(Owner::Cache(i), &c.name, Measure::HitRatio);
+    }
+    out
+}
+
+/// The column names, in order (the CSV header).
+pub fn column_names(cfg: &Config) -> Vec<String> {
+    columns(cfg).into_iter().map(|c| c.name).collect()
+}
