@@ -1,19 +1,44 @@
 //! The model: turns a validated scenario into component state and runs it on the engine.
 //!
-//! The life of a request: a workload class emits it, admission may reject it, then it runs
-//! its steps in order; each step sends queries to a server pool, subject to client
-//! timeouts and retries at two layers (query and request).
+//! # The life of a request, file by file
+//! 1. [`simulation`] builds the components and runs the event loop; it pops each engine
+//!    [`event`] and hands it to the concept that owns it.
+//! 2. [`workload`] draws a class's arrivals (Poisson, shaped by its profile; bursts);
+//!    [`lifecycle`] offers the request: admission by the class's rate limit
+//!    ([`token_bucket`]), then its first attempt.
+//! 3. [`lifecycle`] is the request's state machine: attempts, steps, finish. Each handler
+//!    returns what happens next and one loop applies it. Retries at both layers (request
+//!    attempts, query attempts) are decided by one function, [`retry::decide`].
+//! 4. [`query`] sends a step's query: its keys and [`cache`] lookups, its fan-out into
+//!    parts, routing by read preference, and completion (all-or-nothing or partial).
+//! 5. [`service`] is what a [`pool`] does with a part (a job): queue, discipline, service,
+//!    expiry, crash; the answer goes back to the query, then the lifecycle.
+//! 6. [`triggers`] start and end the scenario's `[event.NAME]` disturbances;
+//!    [`interventions`] put a new configuration in force at its time.
+//! 7. [`sampling`] writes a time-series row per window and the summary at the end
+//!    ([`metrics`] holds the result types; [`histogram`] the latency counts).
+//!
+//! Requests and jobs live in a [`slab`]; events carry `(slot, token)` and a stale token
+//! (an attempt or query attempt that has ended) makes an event a no-op.
 
 pub mod cache;
 pub mod event;
 pub mod histogram;
+pub mod interventions;
+pub mod lifecycle;
 pub mod metrics;
 pub mod pool;
+pub mod query;
 pub mod request;
 pub mod retry;
-pub mod sim;
+pub mod sampling;
+pub mod service;
+pub mod simulation;
+pub mod slab;
 pub mod token_bucket;
+pub mod triggers;
 pub mod workload;
 
 pub use metrics::{RunResult, Summary, TimeSeries};
-pub use sim::{SimError, Simulation, run};
+pub use simulation::{SimError, Simulation, run};
+pub use triggers::markers;

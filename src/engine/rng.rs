@@ -16,7 +16,10 @@ pub fn stream_seed(seed: u64, run: u64, name: &str) -> u64 {
     splitmix(splitmix(seed ^ splitmix(run)) ^ h)
 }
 
-fn splitmix(mut z: u64) -> u64 {
+/// SplitMix64's step and finaliser: a 64-bit mix that spreads seeds, key ids and ring
+/// points. The one copy in the crate.
+#[inline]
+pub fn splitmix(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);

@@ -8,14 +8,7 @@ use crate::scenario::CacheCfg;
 use rand::RngExt;
 use rand_distr::{Distribution, Zipf};
 
-/// A 64-bit mix (SplitMix64's finaliser): spreads key ids and ring points.
-#[inline]
-pub fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
+pub use crate::engine::rng::splitmix as mix;
 
 /// One node slot of the tier (a position in the routing list).
 #[derive(Debug, Clone, Default)]
@@ -58,7 +51,8 @@ pub struct CacheState {
     ttl: Option<SimTime>,
     pub rng: Rng,
     pub counts: CacheCounts,
-    pub step_mark: CacheCounts,
+    /// Counts at the start of the current time-series window.
+    pub window_mark: CacheCounts,
 }
 
 impl CacheState {
@@ -109,7 +103,7 @@ impl CacheState {
             ttl: cfg.ttl_ns,
             rng,
             counts: CacheCounts::default(),
-            step_mark: CacheCounts::default(),
+            window_mark: CacheCounts::default(),
         }
     }
 

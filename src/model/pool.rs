@@ -25,41 +25,6 @@ pub struct Job {
     pub keys: u32,
 }
 
-/// The slab of jobs.
-#[derive(Default)]
-pub struct Jobs {
-    slots: Vec<Job>,
-    free: Vec<u32>,
-}
-
-impl Jobs {
-    #[inline]
-    pub fn insert(&mut self, j: Job) -> u32 {
-        match self.free.pop() {
-            Some(i) => {
-                self.slots[i as usize] = j;
-                i
-            }
-            None => {
-                self.slots.push(j);
-                (self.slots.len() - 1) as u32
-            }
-        }
-    }
-    #[inline]
-    pub fn remove(&mut self, i: u32) {
-        self.free.push(i);
-    }
-    #[inline]
-    pub fn get(&self, i: u32) -> &Job {
-        &self.slots[i as usize]
-    }
-    #[inline]
-    pub fn get_mut(&mut self, i: u32) -> &mut Job {
-        &mut self.slots[i as usize]
-    }
-}
-
 /// One server: workers and a queue of job ids.
 #[derive(Debug, Default)]
 pub struct Server {
@@ -108,8 +73,8 @@ pub struct PoolState {
     pub outages: u32,
     pub rng: Rng,
     pub stats: PoolStats,
-    /// Statistics at the start of the current time-series step.
-    pub step_mark: PoolStats,
+    /// Statistics at the start of the current time-series window.
+    pub window_mark: PoolStats,
     last: SimTime,
     cap_last: SimTime,
 }
@@ -134,7 +99,7 @@ impl PoolState {
             outages: 0,
             rng,
             stats: PoolStats::default(),
-            step_mark: PoolStats::default(),
+            window_mark: PoolStats::default(),
             last: 0,
             cap_last: 0,
         }

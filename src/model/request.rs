@@ -1,6 +1,7 @@
-//! Requests in flight: a slab of fixed-size records reused through a free list, so the
-//! hot path allocates nothing.
+//! A request in flight: the record the lifecycle ([`super::lifecycle`]) moves through its
+//! attempts and steps. Requests live in a [`Slab`].
 
+use super::slab::Slab;
 use crate::engine::time::SimTime;
 
 /// One request's progress. Tokens tie events to the attempt or query attempt that
@@ -31,77 +32,16 @@ pub struct Request {
     pub arrived: SimTime,
     /// The client's deadline for the current attempt.
     pub deadline: SimTime,
-    /// The current query attempt's deadline (the tighter of the query's and the client's).
-    pub query_deadline: SimTime,
     /// Last backoff sleeps (decorrelated jitter), request and query level.
     pub prev_sleep: SimTime,
     pub q_prev_sleep: SimTime,
 }
 
-/// The slab of requests.
-#[derive(Default)]
-pub struct Requests {
-    slots: Vec<Request>,
-    free: Vec<u32>,
-    live: usize,
-}
-
-impl Requests {
-    /// Stores a new request and returns its slot.
-    #[inline]
-    pub fn insert(&mut self, r: Request) -> u32 {
-        self.live += 1;
-        match self.free.pop() {
-            Some(i) => {
-                self.slots[i as usize] = r;
-                i
-            }
-            None => {
-                self.slots.push(r);
-                (self.slots.len() - 1) as u32
-            }
-        }
+/// Requests in flight per class.
+pub fn live_per_class(reqs: &Slab<Request>, classes: usize) -> Vec<u64> {
+    let mut out = vec![0; classes];
+    for r in reqs.iter_live() {
+        out[r.class as usize] += 1;
     }
-
-    /// Frees a slot. The caller has already invalidated its tokens.
-    #[inline]
-    pub fn remove(&mut self, i: u32) {
-        self.live -= 1;
-        self.free.push(i);
-    }
-
-    /// Requests in flight.
-    pub fn live(&self) -> usize {
-        self.live
-    }
-
-    /// Requests in flight per class.
-    pub fn live_per_class(&self, classes: usize) -> Vec<u64> {
-        let mut out = vec![0; classes];
-        let mut is_free = vec![false; self.slots.len()];
-        for &f in &self.free {
-            is_free[f as usize] = true;
-        }
-        for (i, r) in self.slots.iter().enumerate() {
-            if !is_free[i] {
-                out[r.class as usize] += 1;
-            }
-        }
-        out
-    }
-}
-
-impl std::ops::Index<u32> for Requests {
-    type Output = Request;
-    #[inline]
-    fn index(&self, i: u32) -> &Request {
-        &self.slots[i as usize]
-    }
-}
-
-impl std::ops::IndexMut<u32> for Requests {
-    #[inline]
-    fn index_mut(&mut self, i: u32) -> &mut Request {
-        &mut self.slots[i as usize]
-    }
+    out
 }

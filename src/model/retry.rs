@@ -1,13 +1,50 @@
-//! Retry policies: backoff (none, constant, exponential), jitter (the AWS definitions:
-//! none, full, equal, decorrelated) and the client's circuit breaker.
+//! Retry policies: the one retry decision ([`decide`]), used by both layers (a class's
+//! request attempts and a step's query attempts); backoff (none, constant, exponential),
+//! jitter (the AWS definitions: none, full, equal, decorrelated); the client's circuit
+//! breaker.
 //!
 //! Backoff and jitter are enums from the scenario file rather than trait objects: they are
 //! data, and a `match` keeps the hot path monomorphic.
 
+use super::token_bucket::TokenBucket;
 use crate::engine::Rng;
 use crate::engine::time::SimTime;
 use crate::scenario::{Backoff, BreakerCfg, Jitter, RetryCfg};
 use rand::RngExt;
+
+/// What to do after a failed attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Try again after this long.
+    RetryAfter(SimTime),
+    /// No more attempts: the failure stands.
+    GiveUp,
+}
+
+/// The retry decision, the same at both layers: after attempt number `attempts` (1 for the
+/// first) failed, retry while the policy allows more attempts and the retry budget (if
+/// any) has a token, after the policy's backoff with jitter. `prev_sleep` carries the last
+/// sleep (decorrelated jitter). Every failure is retried alike: a timeout, an error, a
+/// full queue, a rate limit or an open breaker.
+#[inline]
+pub fn decide(
+    policy: &RetryCfg,
+    attempts: u32,
+    budget: Option<&mut TokenBucket>,
+    prev_sleep: &mut SimTime,
+    rng: &mut Rng,
+    now: SimTime,
+) -> Decision {
+    if attempts >= policy.max_attempts {
+        return Decision::GiveUp;
+    }
+    if let Some(b) = budget
+        && !b.try_take(now)
+    {
+        return Decision::GiveUp;
+    }
+    Decision::RetryAfter(backoff_delay(policy, attempts, prev_sleep, rng))
+}
 
 /// The wait before retry number `retry` (1 for the first retry). `prev` carries the last
 /// sleep for decorrelated jitter and is updated.
@@ -139,6 +176,41 @@ mod tests {
         assert!((mean(Jitter::Equal, &mut rng) - 600.0).abs() < 4.0);
         let d = mean(Jitter::Decorrelated, &mut rng);
         assert!(d > 100.0 && d <= 1000.0);
+    }
+
+    #[test]
+    fn decide_retries_until_max_attempts_and_respects_the_budget() {
+        let p = RetryCfg {
+            max_attempts: 3,
+            ..policy(Backoff::Constant, Jitter::None)
+        };
+        let mut rng = stream_rng(1, 0, "t");
+        let mut prev = 0;
+        assert_eq!(
+            decide(&p, 1, None, &mut prev, &mut rng, 0),
+            Decision::RetryAfter(100)
+        );
+        assert_eq!(
+            decide(&p, 2, None, &mut prev, &mut rng, 0),
+            Decision::RetryAfter(100)
+        );
+        assert_eq!(
+            decide(&p, 3, None, &mut prev, &mut rng, 0),
+            Decision::GiveUp
+        );
+        let mut budget = TokenBucket::new(crate::scenario::TokenBucketCfg {
+            rate_per_s: 0.0,
+            burst: 1.0,
+        });
+        assert_eq!(
+            decide(&p, 1, Some(&mut budget), &mut prev, &mut rng, 0),
+            Decision::RetryAfter(100)
+        );
+        assert_eq!(
+            decide(&p, 1, Some(&mut budget), &mut prev, &mut rng, 0),
+            Decision::GiveUp,
+            "an empty budget refuses the retry"
+        );
     }
 
     #[test]

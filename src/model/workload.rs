@@ -41,9 +41,9 @@ pub struct ClassState {
     pub step_budgets: Vec<Option<TokenBucket>>,
     pub breaker: Breaker,
     pub counts: ClassCounters,
-    pub step_mark: ClassCounters,
+    pub window_mark: ClassCounters,
     pub latency: Histogram,
-    pub step_latency: Histogram,
+    pub window_latency: Histogram,
     pub latency_sum_ns: u128,
 }
 
@@ -65,9 +65,9 @@ impl ClassState {
                 .collect(),
             breaker: Breaker::default(),
             counts: ClassCounters::default(),
-            step_mark: ClassCounters::default(),
+            window_mark: ClassCounters::default(),
             latency: Histogram::new(),
-            step_latency: Histogram::new(),
+            window_latency: Histogram::new(),
             latency_sum_ns: 0,
         };
         s.set_rate(cfg);

@@ -1,0 +1,32 @@
+//! Interventions: at a scheduled time the scenario's `[[at]]` entry puts a whole new
+//! configuration in force (validated up front, like the file), and the components take it
+//! up while keeping their state: a class's arrival rate, rate limit and budgets; a pool's
+//! workers, after which waiting work may start at once.
+
+use super::simulation::Simulation;
+
+impl Simulation<'_> {
+    /// Puts intervention `i`'s configuration in force, keeping all state.
+    pub(super) fn intervene(&mut self, i: usize) {
+        let old = std::mem::replace(&mut self.cfg, self.sc.interventions[i].config.clone());
+        for c in 0..self.classes.len() {
+            let changed_rate = {
+                let (o, n) = (&old.classes[c], &self.cfg.classes[c]);
+                o.rate_per_s != n.rate_per_s || o.profile != n.profile
+            };
+            self.classes[c].reconfigure(self.now, &old.classes[c], &self.cfg.classes[c]);
+            if changed_rate {
+                self.schedule_arrival(c);
+            }
+        }
+        for p in 0..self.pools.len() {
+            let pool = &mut self.pools[p];
+            pool.integrate(self.now);
+            pool.integrate_capacity(self.now);
+            pool.workers = self.cfg.pools[p].workers;
+            for s in 0..pool.servers.len() {
+                self.serve_next(p, s as u32);
+            }
+        }
+    }
+}

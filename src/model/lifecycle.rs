@@ -1,0 +1,262 @@
+//! The life of a request, as a state machine: arrival and admission, attempts, steps,
+//! finish.
+//!
+//! Every handler does one thing to one request and returns what should happen to it next
+//! ([`Next`]); [`Simulation::advance`] is the one place that applies it, in a loop. So no
+//! handler calls into another's flow, nothing recurses per step, and a request that is
+//! waiting (for a server, a backoff or a timeout) leaves the loop with [`Next::Wait`] until
+//! an event brings it back:
+//!
+//! ```text
+//!  offer ─▶ Attempt ─▶ Step ─▶ Query ─ sends parts ─▶ Wait ··· JobDone ▶ Part ─▶ StepDone ─▶ Step …
+//!             ▲          (all keys hit) ─────────────────────────────────────▶ StepDone ─▶ Done(ok)
+//!             │                            Query ◀─ retry after backoff ─ QueryFailed ◀─ Part(failed) / QueryTimeout
+//!             └──── retry after backoff ──────────── AttemptFailed ◀─ QueryFailed (gave up) / AttemptTimeout
+//!                                                     AttemptFailed (gave up) ─▶ Done(failed)
+//! ```
+//!
+//! Retries at both layers are decided by [`retry::decide`].
+
+use super::event::Event;
+use super::request::Request;
+use super::retry::{self, Decision};
+use super::simulation::Simulation;
+use crate::engine::time::SimTime;
+
+/// What happens next to a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Next {
+    /// Start an attempt (the first, or a retry after its backoff).
+    Attempt,
+    /// Start the current step.
+    Step,
+    /// Send the current step's query (the first query attempt, or a retry).
+    Query,
+    /// One part of the current query came back: ok or failed, covering this many keys.
+    Part(bool, u32),
+    /// The current step succeeded.
+    StepDone,
+    /// The current query attempt failed (an error, or the service's query timeout).
+    QueryFailed,
+    /// The current attempt failed (the query gave up, the client timed out, the rate limit
+    /// refused a retry, or the breaker is open).
+    AttemptFailed,
+    /// The request is over: succeeded or failed.
+    Done(bool),
+    /// Nothing until an event brings the request back.
+    Wait,
+}
+
+impl Simulation<'_> {
+    /// A new request of class `c` is offered: admission, then its first attempt.
+    #[inline(always)]
+    pub(super) fn offer(&mut self, c: usize) {
+        let cs = &mut self.classes[c];
+        cs.counts.offered += 1;
+        if let Some(b) = cs.rate_limit.as_mut()
+            && !b.try_take(self.now)
+        {
+            cs.counts.rejected += 1;
+            return;
+        }
+        cs.counts.admitted += 1;
+        let key_seed = self.keys.next_serial();
+        let r = self.reqs.insert(Request {
+            key_seed,
+            class: c as u16,
+            arrived: self.now,
+            ..Request::default()
+        });
+        self.advance(r, Next::Attempt);
+    }
+
+    /// Moves request `r` through its states until it waits or is done.
+    #[inline]
+    pub(super) fn advance(&mut self, r: u32, mut next: Next) {
+        loop {
+            next = match next {
+                Next::Attempt => self.start_attempt(r),
+                Next::Step => self.start_step(r),
+                Next::Query => self.start_query(r),
+                Next::Part(ok, keys) => self.part_done(r, ok, keys),
+                Next::StepDone => self.step_done(r),
+                Next::QueryFailed => self.query_failed(r),
+                Next::AttemptFailed => self.attempt_failed(r),
+                Next::Done(ok) => {
+                    self.request_done(r, ok);
+                    return;
+                }
+                Next::Wait => return,
+            }
+        }
+    }
+
+    /// Starts an attempt: a retry passes the rate limit again; an open breaker fails it at
+    /// once; otherwise the client's deadline is armed and the first step starts.
+    #[inline]
+    fn start_attempt(&mut self, r: u32) -> Next {
+        let token = self.next_token();
+        let c = self.reqs[r].class as usize;
+        let class = &self.cfg.classes[c];
+        let (timeout, has_breaker) = (class.timeout_ns, class.retry.breaker.is_some());
+        let req = &mut self.reqs[r];
+        req.attempt += 1;
+        req.attempt_token = token;
+        req.step = 0;
+        let retry = req.attempt > 1;
+        let cs = &mut self.classes[c];
+        cs.counts.attempts += 1;
+        // A retry is a new request at the front door: the rate limit sees it too (a first
+        // attempt was admitted in `offer`). Refused, it fails at once, like an HTTP 429.
+        if retry
+            && let Some(b) = cs.rate_limit.as_mut()
+            && !b.try_take(self.now)
+        {
+            cs.counts.throttled += 1;
+            return Next::AttemptFailed;
+        }
+        if has_breaker && cs.breaker.is_open(self.now) {
+            return Next::AttemptFailed;
+        }
+        let deadline = if timeout != SimTime::MAX {
+            let d = self.now.saturating_add(timeout);
+            self.queue
+                .schedule(d, Event::AttemptTimeout { req: r, token });
+            d
+        } else {
+            SimTime::MAX
+        };
+        self.reqs[r].deadline = deadline;
+        Next::Step
+    }
+
+    /// Starts the current step. A step without keys goes straight to its query; a keyed
+    /// step draws its keys and looks them up ([`Simulation::start_keyed_step`]).
+    #[inline(always)]
+    fn start_step(&mut self, r: u32) -> Next {
+        let (c, step) = (self.reqs[r].class as usize, self.reqs[r].step as usize);
+        let keyed = self.cfg.classes[c].steps[step].keyed;
+        let req = &mut self.reqs[r];
+        req.q_attempt = 0;
+        req.q_prev_sleep = 0;
+        if !keyed {
+            req.covered = 0;
+            return Next::Query;
+        }
+        self.start_keyed_step(r, c, step)
+    }
+
+    /// The current step succeeded. A cache step fills its keys now, and only now: a query
+    /// that failed or came back after the client gave up fills nothing (the Slack
+    /// sustaining loop).
+    #[inline]
+    fn step_done(&mut self, r: u32) -> Next {
+        let c = self.reqs[r].class as usize;
+        let step = self.reqs[r].step as usize;
+        let steps = &self.cfg.classes[c].steps;
+        if let Some(ci) = steps[step].cache {
+            for &k in self.keys.of(r) {
+                self.caches[ci].fill(k, self.now);
+            }
+        }
+        let n = steps.len();
+        let req = &mut self.reqs[r];
+        req.step += 1;
+        if (req.step as usize) < n {
+            Next::Step
+        } else {
+            Next::Done(true)
+        }
+    }
+
+    /// The current query attempt failed: its outstanding parts become stale; retry the
+    /// query, or fail the attempt. Out of line: the healthy path stays small.
+    #[inline(never)]
+    fn query_failed(&mut self, r: u32) -> Next {
+        let (c, step) = (self.reqs[r].class as usize, self.reqs[r].step as usize);
+        let token = self.next_token();
+        let policy = self.cfg.classes[c].steps[step].query.retry;
+        let req = &mut self.reqs[r];
+        req.query_token = token;
+        let cs = &mut self.classes[c];
+        match retry::decide(
+            &policy,
+            req.q_attempt as u32,
+            cs.step_budgets[step].as_mut(),
+            &mut req.q_prev_sleep,
+            &mut cs.retry_rng,
+            self.now,
+        ) {
+            Decision::RetryAfter(delay) => {
+                self.queue.schedule(
+                    self.now.saturating_add(delay),
+                    Event::QueryStart { req: r, token },
+                );
+                Next::Wait
+            }
+            Decision::GiveUp => Next::AttemptFailed,
+        }
+    }
+
+    /// The current attempt failed: the breaker counts it; everything the attempt had
+    /// outstanding becomes stale; retry the request, or fail it. Out of line: the healthy
+    /// path stays small.
+    #[inline(never)]
+    fn attempt_failed(&mut self, r: u32) -> Next {
+        let c = self.reqs[r].class as usize;
+        let policy = self.cfg.classes[c].retry;
+        if let Some(b) = &policy.breaker {
+            self.classes[c].breaker.record(b, self.now, false);
+        }
+        let a_token = self.next_token();
+        let q_token = self.next_token();
+        let cs = &mut self.classes[c];
+        let req = &mut self.reqs[r];
+        req.attempt_token = a_token;
+        req.query_token = q_token;
+        match retry::decide(
+            &policy,
+            req.attempt as u32,
+            cs.retry_budget.as_mut(),
+            &mut req.prev_sleep,
+            &mut cs.retry_rng,
+            self.now,
+        ) {
+            Decision::RetryAfter(delay) => {
+                self.queue.schedule(
+                    self.now.saturating_add(delay),
+                    Event::AttemptStart {
+                        req: r,
+                        token: a_token,
+                    },
+                );
+                Next::Wait
+            }
+            Decision::GiveUp => Next::Done(false),
+        }
+    }
+
+    /// The request is over: count it, record its latency, free its slot.
+    #[inline(always)]
+    fn request_done(&mut self, r: u32, ok: bool) {
+        let c = self.reqs[r].class as usize;
+        let arrived = self.reqs[r].arrived;
+        let cs = &mut self.classes[c];
+        if ok {
+            if let Some(b) = &self.cfg.classes[c].retry.breaker {
+                cs.breaker.record(b, self.now, true);
+            }
+            cs.counts.succeeded += 1;
+            let lat = self.now - arrived;
+            cs.window_latency.record(lat);
+            cs.latency_sum_ns += lat as u128;
+        } else {
+            cs.counts.failed += 1;
+        }
+        let a = self.next_token();
+        let q = self.next_token();
+        self.reqs[r].attempt_token = a;
+        self.reqs[r].query_token = q;
+        self.reqs.remove(r);
+    }
+}

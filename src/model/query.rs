@@ -1,0 +1,291 @@
+//! Queries: a step's keys and cache lookups, its fan-out into parts (one shard, every
+//! shard, or one part per server its keys route to), routing by read preference, and
+//! completion (all-or-nothing, or partial with key-level outcomes).
+
+use super::event::Event;
+use super::lifecycle::Next;
+use super::pool::Job;
+use super::simulation::Simulation;
+use crate::engine::Rng;
+use crate::engine::rng::splitmix as mix;
+use crate::engine::time::SimTime;
+use crate::scenario::{Completion, Fanout, KeyCount, MissPolicy, ReadPref};
+use rand::RngExt;
+use rand_distr::{Distribution, Geometric, Poisson};
+
+/// Keys of requests in flight, and the scratch buffer that groups a query's keys by
+/// server. Reused, never shrunk: the hot path allocates nothing.
+pub(super) struct KeyScratch {
+    /// Keys of each request's current step, by request slot.
+    by_req: Vec<Vec<u32>>,
+    /// (server, keys) of the parts of the query being sent.
+    parts: Vec<(u32, u32)>,
+    /// Requests offered so far and a per-run salt: together they seed each request's keys.
+    serial: u64,
+    salt: u64,
+}
+
+impl KeyScratch {
+    pub(super) fn new(salt: u64) -> Self {
+        Self {
+            by_req: Vec::new(),
+            parts: Vec::new(),
+            serial: 0,
+            salt,
+        }
+    }
+
+    /// The serial number of a newly offered request.
+    #[inline(always)]
+    pub(super) fn next_serial(&mut self) -> u64 {
+        self.serial += 1;
+        self.serial
+    }
+
+    /// The keys request slot `r` queries in its current step.
+    pub(super) fn of(&self, r: u32) -> &[u32] {
+        self.by_req.get(r as usize).map_or(&[], |k| k.as_slice())
+    }
+}
+
+/// What every part of a query shares: the pool, the read preference, the cost.
+#[derive(Clone, Copy)]
+struct Part {
+    pool: usize,
+    read: ReadPref,
+    cost: f64,
+    cost_per_key: f64,
+}
+
+/// A part's answer for its query: which request, ok or not, how many keys it covered.
+pub(super) struct PartDone {
+    pub req: u32,
+    pub ok: bool,
+    pub keys: u32,
+}
+
+impl Simulation<'_> {
+    /// A step with keys: draws them (the same on every retry: the generator is seeded by
+    /// the request and the step), looks them up in its cache if it has one, and sends the
+    /// query unless every key hit. Kept out of line so the plain path stays small.
+    #[inline(never)]
+    pub(super) fn start_keyed_step(&mut self, r: u32, c: usize, step: usize) -> Next {
+        let st = self.cfg.classes[c].steps[step];
+        let mut rng = <Rng as rand::SeedableRng>::seed_from_u64(
+            mix(self.reqs[r].key_seed ^ self.keys.salt) ^ ((step as u64) << 56),
+        );
+        let k = draw_count(st.keys, &mut rng);
+        let slot = r as usize;
+        if self.keys.by_req.len() <= slot {
+            self.keys.by_req.resize_with(slot + 1, Vec::new);
+        }
+        let keys = &mut self.keys.by_req[slot];
+        keys.clear();
+        match st.cache {
+            Some(ci) => {
+                let cache = &mut self.caches[ci];
+                let mut misses = 0;
+                for _ in 0..k {
+                    let key = cache.draw_key(&mut rng);
+                    let hit = cache.lookup(key, self.now);
+                    misses += u32::from(!hit);
+                    // Legacy policy: one miss queries (and refills) every key of the step.
+                    if !hit || st.miss == MissPolicy::All {
+                        keys.push(key);
+                    }
+                }
+                self.reqs[r].covered = keys.len() as u32;
+                if misses == 0 {
+                    return Next::StepDone;
+                }
+            }
+            None => {
+                for _ in 0..k {
+                    keys.push(rng.random::<u32>());
+                }
+                self.reqs[r].covered = k;
+            }
+        }
+        Next::Query
+    }
+
+    /// Sends (or re-sends) the current step's query: arms its deadline, then one job per
+    /// part. A part that fails at once (outage, full queue, dead server) is counted here;
+    /// the rest of the query is sent all the same (a pipeline or scatter goes out whole,
+    /// and its other parts become work nobody waits for).
+    pub(super) fn start_query(&mut self, r: u32) -> Next {
+        let token = self.next_token();
+        let (c, step) = (self.reqs[r].class as usize, self.reqs[r].step as usize);
+        let q = &self.cfg.classes[c].steps[step].query;
+        let part = Part {
+            pool: q.pool,
+            read: q.read,
+            cost: q.cost,
+            cost_per_key: q.cost_per_key,
+        };
+        let (fanout, timeout_ns) = (q.fanout, q.timeout_ns);
+        let mut deadline = self.reqs[r].deadline;
+        if timeout_ns != SimTime::MAX {
+            let qd = self.now.saturating_add(timeout_ns);
+            self.queue
+                .schedule(qd, Event::QueryTimeout { req: r, token });
+            deadline = deadline.min(qd);
+        }
+        let covered = self.reqs[r].covered;
+        let single = match fanout {
+            Fanout::All => false,
+            Fanout::Keys => covered == 0,
+            Fanout::One => true,
+        };
+        if !single {
+            return self.send_parts(r, token, deadline, fanout, part);
+        }
+        // The common case (one part) skips the grouping buffer.
+        let pool = &self.cfg.pools[part.pool];
+        let (shards, threshold) = (pool.shards, pool.latency_threshold_ns);
+        let shard = if shards > 1 {
+            self.route_rng.random_range(0..shards)
+        } else {
+            0
+        };
+        let server = self.pools[part.pool].pick(shard, part.read, threshold);
+        self.arm_query(r, token, 1);
+        let job = self.job(r, token, deadline, server, part, covered);
+        if self.send(part.pool, job) {
+            Next::Wait
+        } else {
+            Next::Part(false, covered)
+        }
+    }
+
+    /// Sends a multi-part query: every shard (`all`), or one part per server its keys route
+    /// to (`keys`). Kept out of line so the single-part path stays small.
+    #[inline(never)]
+    fn send_parts(
+        &mut self,
+        r: u32,
+        token: u32,
+        deadline: SimTime,
+        fanout: Fanout,
+        part: Part,
+    ) -> Next {
+        let pool = &self.cfg.pools[part.pool];
+        let (shards, threshold) = (pool.shards, pool.latency_threshold_ns);
+        let covered = self.reqs[r].covered;
+        let mut parts = std::mem::take(&mut self.keys.parts);
+        parts.clear();
+        if fanout == Fanout::All {
+            for shard in 0..shards {
+                let server = self.pools[part.pool].pick(shard, part.read, threshold);
+                parts.push((server, covered));
+            }
+        } else {
+            for &key in self.keys.of(r) {
+                let shard = (mix(key as u64 ^ 0x0005_4a2d) % shards as u64) as u32;
+                let server = self.pools[part.pool].pick(shard, part.read, threshold);
+                match parts.iter_mut().find(|p| p.0 == server) {
+                    Some(p) => p.1 += 1,
+                    None => parts.push((server, 1)),
+                }
+            }
+        }
+        self.arm_query(r, token, parts.len() as u32);
+        let mut next = Next::Wait;
+        for &(server, keys) in &parts {
+            let job = self.job(r, token, deadline, server, part, keys);
+            // Once a failed part has decided the query, later parts go out unheard.
+            if !self.send(part.pool, job) && next == Next::Wait {
+                next = self.part_done(r, false, keys);
+            }
+        }
+        self.keys.parts = parts;
+        next
+    }
+
+    /// A job for one part of request `r`'s query.
+    #[inline(always)]
+    fn job(&self, r: u32, token: u32, deadline: SimTime, server: u32, p: Part, keys: u32) -> Job {
+        Job {
+            pool: p.pool as u16,
+            server,
+            req: r,
+            token,
+            enqueued: self.now,
+            started: 0,
+            deadline,
+            cost: p.cost + p.cost_per_key * keys as f64,
+            keys,
+        }
+    }
+
+    /// Records a new query attempt of `parts` parts on the request.
+    #[inline(always)]
+    fn arm_query(&mut self, r: u32, token: u32, parts: u32) {
+        let req = &mut self.reqs[r];
+        req.q_attempt += 1;
+        req.query_token = token;
+        req.parts_left = parts;
+        req.parts_total = parts;
+        req.parts_failed = 0;
+    }
+
+    /// One part of the current query came back. All-or-nothing: the first failed part
+    /// fails the query (Grab's pipelines). Partial: the query succeeds with the parts that
+    /// succeeded once all are back, and key-level outcomes are counted part by part.
+    #[inline]
+    pub(super) fn part_done(&mut self, r: u32, ok: bool, keys: u32) -> Next {
+        let (c, step) = (self.reqs[r].class as usize, self.reqs[r].step as usize);
+        let st = &self.cfg.classes[c].steps[step];
+        let (partial, counts_keys) = (st.query.completion == Completion::Partial, st.counts_keys);
+        let req = &mut self.reqs[r];
+        req.parts_left -= 1;
+        if !ok {
+            req.parts_failed += 1;
+        }
+        let k = &mut self.classes[c].counts;
+        if partial {
+            if counts_keys {
+                if ok {
+                    k.keys_ok += keys as u64
+                } else {
+                    k.keys_failed += keys as u64
+                }
+            }
+            return match (req.parts_left, req.parts_failed == req.parts_total) {
+                (0, true) => Next::QueryFailed,
+                (0, false) => Next::StepDone,
+                _ => Next::Wait,
+            };
+        }
+        if !ok {
+            if counts_keys {
+                k.keys_failed += req.covered as u64;
+            }
+            return Next::QueryFailed;
+        }
+        if req.parts_left > 0 {
+            return Next::Wait;
+        }
+        if counts_keys {
+            k.keys_ok += req.covered as u64;
+        }
+        Next::StepDone
+    }
+}
+
+/// Draws how many keys a step touches.
+fn draw_count(k: KeyCount, rng: &mut Rng) -> u32 {
+    match k {
+        KeyCount::Fixed(n) => n,
+        KeyCount::Poisson { mean, min } => {
+            let x: f64 = Poisson::new(mean).map(|d| d.sample(rng)).unwrap_or(mean);
+            (x as u32).max(min)
+        }
+        KeyCount::Geometric { mean, min } => {
+            let x = Geometric::new(1.0 / mean)
+                .map(|d| d.sample(rng))
+                .unwrap_or(0);
+            (x as u32 + 1).max(min)
+        }
+    }
+}

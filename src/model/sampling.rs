@@ -1,0 +1,230 @@
+//! Metrics sampling: at the end of every time-series window, one row with a value for each
+//! column of the schema ([`crate::scenario::columns`]); at the end of the run, the
+//! summary, with the accounting check that every request is accounted for.
+
+use super::cache::CacheState;
+use super::event::Event;
+use super::metrics::*;
+use super::request::live_per_class;
+use super::simulation::{SimError, Simulation};
+use super::triggers::markers;
+use crate::engine::time::{SimTime, ns_to_secs};
+use crate::scenario::Config;
+use crate::scenario::columns::{self, Column, Measure, Owner};
+use indexmap::IndexMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The time series being written.
+pub(super) struct Sampler {
+    /// The schema: one value per column in every row.
+    columns: Vec<Column>,
+    rows: Vec<Vec<f64>>,
+    window_start: SimTime,
+    /// Where the simulated time reached is published for a progress bar.
+    pub progress: Option<Arc<AtomicU64>>,
+}
+
+impl Sampler {
+    pub(super) fn new(cfg: &Config) -> Self {
+        Self {
+            columns: columns::columns(cfg),
+            rows: Vec::new(),
+            window_start: 0,
+            progress: None,
+        }
+    }
+}
+
+impl Simulation<'_> {
+    /// Closes one window: rates per second over it, p99, pool averages, hit ratios; then
+    /// the marks move to now and the next window end is scheduled.
+    pub(super) fn window_end(&mut self) {
+        let span = self.now - self.sampler.window_start;
+        if span == 0 {
+            return;
+        }
+        for pool in &mut self.pools {
+            pool.integrate(self.now);
+            pool.integrate_capacity(self.now);
+        }
+        let row: Vec<f64> = self
+            .sampler
+            .columns
+            .iter()
+            .map(|col| self.window_value(col, span))
+            .collect();
+        for cs in &mut self.classes {
+            cs.window_mark = cs.counts;
+            cs.latency.merge(&cs.window_latency);
+            cs.window_latency.clear();
+        }
+        for pool in &mut self.pools {
+            pool.window_mark = pool.stats.clone();
+        }
+        for cache in &mut self.caches {
+            cache.window_mark = cache.counts;
+        }
+        self.sampler.rows.push(row);
+        self.sampler.window_start = self.now;
+        if let Some(p) = &self.sampler.progress {
+            p.store(self.now, Ordering::Relaxed);
+        }
+        if self.now < self.end {
+            self.queue.schedule(
+                self.now.saturating_add(self.sc.window).min(self.end),
+                Event::WindowEnd,
+            );
+        }
+    }
+
+    /// The value of one column over the window of length `span` that ends now.
+    fn window_value(&self, col: &Column, span: SimTime) -> f64 {
+        let secs = ns_to_secs(span);
+        let rate = |now: u64, mark: u64| (now - mark) as f64 / secs;
+        match col.owner {
+            Owner::Time => ns_to_secs(self.sampler.window_start),
+            Owner::Class(c) => {
+                let cs = &self.classes[c];
+                let (n, m) = (&cs.counts, &cs.window_mark);
+                match col.measure {
+                    Measure::Offered => rate(n.offered, m.offered),
+                    Measure::Attempts => rate(n.attempts, m.attempts),
+                    Measure::Goodput => rate(n.succeeded, m.succeeded),
+                    Measure::Failed => rate(n.failed, m.failed),
+                    Measure::Rejected => rate(n.rejected, m.rejected),
+                    Measure::LatencyP99 => cs
+                        .window_latency
+                        .quantile(0.99)
+                        .map(|v| v / 1e9)
+                        .unwrap_or(f64::NAN),
+                    _ => f64::NAN,
+                }
+            }
+            Owner::Pool(p) => {
+                let pool = &self.pools[p];
+                match col.measure {
+                    Measure::Utilization => pool.window(&pool.window_mark, span).0,
+                    Measure::QueueLen => pool.window(&pool.window_mark, span).1,
+                    Measure::QueriesPerS => rate(pool.stats.sent, pool.window_mark.sent),
+                    Measure::PrimaryUtilization => pool.primary_utilization(&pool.window_mark),
+                    _ => f64::NAN,
+                }
+            }
+            Owner::Cache(c) => {
+                let cache = &self.caches[c];
+                CacheState::hit_ratio(&cache.counts, &cache.window_mark)
+            }
+        }
+    }
+
+    /// Ends the run: checks that every request is accounted for, and builds the result.
+    pub(super) fn finish(mut self) -> Result<RunResult, SimError> {
+        let dur_s = ns_to_secs(self.end);
+        let live = live_per_class(&self.reqs, self.classes.len());
+        let mut classes = IndexMap::new();
+        for (c, cs) in self.classes.iter().enumerate() {
+            let k = cs.counts;
+            let name = self.cfg.classes[c].name.clone();
+            // Every request is accounted for, in every run.
+            if k.offered != k.admitted + k.rejected
+                || k.admitted != k.succeeded + k.failed + live[c]
+            {
+                return Err(SimError::Accounting {
+                    class: name,
+                    detail: format!(
+                        "offered {} admitted {} rejected {} succeeded {} failed {} in flight {}",
+                        k.offered, k.admitted, k.rejected, k.succeeded, k.failed, live[c]
+                    ),
+                });
+            }
+            let q = |x: f64| cs.latency.quantile(x).map(|v| v / 1e9);
+            let uses_keys = self.cfg.classes[c].steps.iter().any(|st| st.counts_keys);
+            classes.insert(
+                name,
+                ClassSummary {
+                    offered: k.offered,
+                    admitted: k.admitted,
+                    rejected: k.rejected,
+                    succeeded: k.succeeded,
+                    failed: k.failed,
+                    in_flight: live[c],
+                    attempts: k.attempts,
+                    goodput_per_s: k.succeeded as f64 / dur_s,
+                    latency_s: Latency {
+                        mean: (k.succeeded > 0)
+                            .then(|| cs.latency_sum_ns as f64 / k.succeeded as f64 / 1e9),
+                        p50: q(0.5),
+                        p99: q(0.99),
+                    },
+                    keys_ok: uses_keys.then_some(k.keys_ok),
+                    keys_failed: uses_keys.then_some(k.keys_failed),
+                },
+            );
+        }
+        let mut pools = IndexMap::new();
+        for (p, pool) in self.pools.iter_mut().enumerate() {
+            pool.integrate(self.end);
+            pool.integrate_capacity(self.end);
+            let (util, qlen) = pool.window(&Default::default(), self.end);
+            let (wait, sojourn) = pool.means();
+            let s = &pool.stats;
+            pools.insert(
+                self.cfg.pools[p].name.clone(),
+                PoolSummary {
+                    utilization: util,
+                    mean_queue_len: qlen,
+                    mean_wait_s: wait,
+                    mean_sojourn_s: sojourn,
+                    served: s.served,
+                    dropped: s.dropped,
+                    expired: s.expired,
+                    queries: s.sent,
+                    failed_fast: s.failed_fast,
+                    primary_utilization: pool
+                        .replicated()
+                        .then(|| pool.primary_utilization(&Default::default())),
+                },
+            );
+        }
+        let caches = self
+            .caches
+            .iter()
+            .zip(&self.cfg.caches)
+            .map(|(cs, cfg)| {
+                let k = cs.counts;
+                let ratio = CacheState::hit_ratio(&k, &Default::default());
+                (
+                    cfg.name.clone(),
+                    CacheSummary {
+                        hit_ratio: ratio.is_finite().then_some(ratio),
+                        lookups: k.lookups,
+                        hits: k.hits,
+                        fills: k.fills,
+                        slot_losses: k.losses,
+                    },
+                )
+            })
+            .collect();
+        Ok(RunResult {
+            summary: Summary {
+                caches,
+                scenario: self.sc.name.clone(),
+                variant: self.sc.variant.clone(),
+                seed: self.sc.seed,
+                sim_duration_s: dur_s,
+                events: self.events,
+                classes,
+                pools,
+            },
+            series: TimeSeries {
+                columns: std::mem::take(&mut self.sampler.columns),
+                rows: std::mem::take(&mut self.sampler.rows),
+            },
+            markers: markers(self.sc),
+            title: self.sc.title.clone(),
+            wall_s: 0.0,
+            zoom: self.sc.zoom.map(|(a, b)| (ns_to_secs(a), ns_to_secs(b))),
+        })
+    }
+}

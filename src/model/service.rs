@@ -1,0 +1,159 @@
+//! Pool service: a job reaches its server (or fails at once), waits in its queue by the
+//! pool's discipline, is served by a worker, and reports back to its query. Expired work is
+//! dropped from the queue when the pool cancels it; a crash fails the queued work.
+//!
+//! The pool's state (servers, workers, queues, statistics) is in [`super::pool`]; this file
+//! is what happens to a job.
+
+use super::event::Event;
+use super::pool::Job;
+use super::query::PartDone;
+use super::simulation::Simulation;
+use rand::RngExt;
+
+impl Simulation<'_> {
+    /// Hands a job to its server; false when it fails at once (outage, crashed server,
+    /// full queue).
+    #[inline(always)]
+    pub(super) fn send(&mut self, p: usize, job: Job) -> bool {
+        let pool = &mut self.pools[p];
+        pool.stats.sent += 1;
+        if pool.outages > 0 {
+            pool.stats.failed_fast += 1;
+            return false;
+        }
+        let server = &pool.servers[job.server as usize];
+        if server.down {
+            // A connection error at once; a client that refreshes on error learns now.
+            pool.stats.failed_fast += 1;
+            if self.cfg.pools[p].client.is_some_and(|c| c.refresh_on_error) {
+                pool.refresh_view();
+            }
+            return false;
+        }
+        if server.busy < pool.workers {
+            let j = self.jobs.insert(job);
+            self.start_service(p, j);
+            return true;
+        }
+        if (server.queue.len() as u32) < self.cfg.pools[p].queue_limit {
+            pool.integrate(self.now);
+            let j = self.jobs.insert(job);
+            pool.servers[job.server as usize].queue.push_back(j);
+            pool.queued += 1;
+            return true;
+        }
+        pool.stats.dropped += 1;
+        false
+    }
+
+    /// A worker takes job `j`: its service time is drawn and its end scheduled.
+    #[inline(always)]
+    fn start_service(&mut self, p: usize, j: u32) {
+        let pool = &mut self.pools[p];
+        pool.integrate(self.now);
+        let job = &mut self.jobs[j];
+        job.started = self.now;
+        let (cost, s) = (job.cost, job.server as usize);
+        let server = &mut pool.servers[s];
+        server.busy += 1;
+        let in_service = server.busy;
+        let primary = server.primary;
+        pool.busy += 1;
+        if primary {
+            pool.busy_primary += 1;
+        }
+        let t = pool.service_ns(&self.cfg.pools[p], cost, in_service);
+        self.queue
+            .schedule(self.now.saturating_add(t), Event::JobDone { job: j });
+    }
+
+    /// A worker finishes job `j` and takes the next waiting one. Returns the part's answer
+    /// if its query still waits for it (not if the caller moved on).
+    #[inline]
+    pub(super) fn job_done(&mut self, j: u32) -> Option<PartDone> {
+        let job = self.jobs[j];
+        let p = job.pool as usize;
+        let pcfg = &self.cfg.pools[p];
+        let pool = &mut self.pools[p];
+        pool.integrate(self.now);
+        let server = &mut pool.servers[job.server as usize];
+        server.busy -= 1;
+        let primary = server.primary;
+        pool.busy -= 1;
+        if primary {
+            pool.busy_primary -= 1;
+        }
+        pool.stats.served += 1;
+        pool.stats.wait_sum_ns += (job.started - job.enqueued) as u128;
+        pool.stats.sojourn_sum_ns += (self.now - job.enqueued) as u128;
+        let server = &mut pool.servers[job.server as usize];
+        // A job on a server that crashed meanwhile is lost: its caller sees an error.
+        let mut ok = !server.down;
+        if pool.per_shard > 1 {
+            server.latency_ewma_ns +=
+                0.1 * ((self.now - job.enqueued) as f64 - server.latency_ewma_ns);
+        }
+        if pcfg.error_rate > 0.0 {
+            ok &= pool.rng.random::<f64>() >= pcfg.error_rate;
+        }
+        self.jobs.remove(j);
+        self.serve_next(p, job.server);
+        (self.reqs[job.req].query_token == job.token).then_some(PartDone {
+            req: job.req,
+            ok,
+            keys: job.keys,
+        })
+    }
+
+    /// Starts waiting jobs on a server while it has free workers, dropping expired ones.
+    #[inline(always)]
+    pub(super) fn serve_next(&mut self, p: usize, server: u32) {
+        let (discipline, cancel_expired) = (
+            self.cfg.pools[p].discipline,
+            self.cfg.pools[p].cancel_expired,
+        );
+        loop {
+            let pool = &mut self.pools[p];
+            if pool.servers[server as usize].busy >= pool.workers {
+                return;
+            }
+            pool.integrate(self.now);
+            let Some(nj) = pool.next_waiting(server, discipline) else {
+                return;
+            };
+            if cancel_expired {
+                let job = &self.jobs[nj];
+                if job.deadline <= self.now || self.reqs[job.req].query_token != job.token {
+                    pool.stats.expired += 1;
+                    self.jobs.remove(nj);
+                    continue;
+                }
+            }
+            self.start_service(p, nj);
+        }
+    }
+
+    /// Server `server` of pool `p` crashes: its queued work fails at once (connection
+    /// reset); work in service fails when it would have finished. Each failed job reports
+    /// to its query in queue order.
+    pub(super) fn crash_server(&mut self, p: usize, server: u32) {
+        let pool = &mut self.pools[p];
+        pool.integrate(self.now);
+        let srv = &mut pool.servers[server as usize];
+        srv.down = true;
+        let queued: Vec<u32> = srv.queue.drain(..).collect();
+        pool.queued -= queued.len() as u64;
+        pool.stats.dropped += queued.len() as u64;
+        if self.cfg.pools[p].client.is_none() {
+            pool.refresh_view();
+        }
+        for j in queued {
+            let job = self.jobs[j];
+            self.jobs.remove(j);
+            if self.reqs[job.req].query_token == job.token {
+                self.advance(job.req, super::lifecycle::Next::Part(false, job.keys));
+            }
+        }
+    }
+}

@@ -1,0 +1,271 @@
+//! The simulation: the state of every component of one run, and the event loop that pops
+//! engine events and hands each to the concept that owns it. The request flow itself is in
+//! [`super::lifecycle`]; this file only builds, dispatches and guards the run.
+
+use super::cache::CacheState;
+use super::event::Event;
+use super::lifecycle::Next;
+use super::metrics::RunResult;
+use super::pool::{Job, PoolState};
+use super::query::KeyScratch;
+use super::request::Request;
+use super::sampling::Sampler;
+use super::slab::Slab;
+use super::triggers::Timetable;
+use super::workload::ClassState;
+use crate::engine::time::{SimTime, ns_to_secs};
+use crate::engine::{EventQueue, Rng, stream_rng};
+use crate::scenario::{Config, Scenario};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+
+/// Hard limits that turn a runaway run into a clear error instead of a hang or an
+/// out-of-memory kill.
+pub const MAX_EVENTS: u64 = 4_000_000_000;
+/// The most events that may be pending at once.
+pub const MAX_PENDING: usize = 30_000_000;
+/// The most requests that may be in flight at once.
+pub const MAX_IN_FLIGHT: usize = 20_000_000;
+
+/// Why a run stopped without a result.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// The run exceeded a hard limit.
+    #[error(
+        "the run ran away at t = {time_s:.1} s: {what}. The system is exploding; lower the load, bound the queues (queue_limit) or shorten the run"
+    )]
+    Runaway { time_s: f64, what: String },
+    /// A request went missing: a bug in brink, never the user's fault.
+    #[error("internal accounting error in class `{class}`: {detail}")]
+    Accounting { class: String, detail: String },
+}
+
+/// One run of a scenario.
+pub struct Simulation<'a> {
+    pub(super) sc: &'a Scenario,
+    /// The parameters in force (swapped by interventions).
+    pub(super) cfg: Arc<Config>,
+    pub(super) now: SimTime,
+    pub(super) end: SimTime,
+    pub(super) queue: EventQueue<Event>,
+    pub(super) reqs: Slab<Request>,
+    pub(super) jobs: Slab<Job>,
+    pub(super) classes: Vec<ClassState>,
+    pub(super) pools: Vec<PoolState>,
+    pub(super) caches: Vec<CacheState>,
+    /// Each request's keys and the grouping buffer of keyed queries.
+    pub(super) keys: KeyScratch,
+    /// Picks a shard for single-shard queries.
+    pub(super) route_rng: Rng,
+    /// Trigger starts and ends and interventions, in time order, with trigger state.
+    pub(super) timetable: Timetable,
+    pub(super) sampler: Sampler,
+    /// The last token handed out: ties events to the attempt or query attempt that
+    /// scheduled them.
+    pub(super) token: u32,
+    /// Events handled so far.
+    pub(super) events: u64,
+}
+
+/// Runs `sc` once with run index `run` (0 for a plain run; sweeps use one per seed).
+pub fn run(sc: &Scenario, run: u64) -> Result<RunResult, SimError> {
+    Simulation::new(sc, run).run()
+}
+
+impl<'a> Simulation<'a> {
+    /// Builds the components of `sc`; random streams derive from (seed, run, name).
+    pub fn new(sc: &'a Scenario, run: u64) -> Self {
+        let cfg = sc.config.clone();
+        let rng = |name: &str| stream_rng(sc.seed, run, name);
+        let pools = cfg
+            .pools
+            .iter()
+            .map(|p| PoolState::new(p, rng(&format!("pool.{}", p.name))))
+            .collect();
+        let classes = cfg
+            .classes
+            .iter()
+            .map(|c| {
+                ClassState::new(
+                    c,
+                    rng(&format!("class.{}", c.name)),
+                    rng(&format!("retry.{}", c.name)),
+                )
+            })
+            .collect();
+        let caches = cfg
+            .caches
+            .iter()
+            .map(|c| CacheState::new(c, rng(&format!("cache.{}", c.name))))
+            .collect();
+        Self {
+            sc,
+            now: 0,
+            end: sc.duration,
+            queue: EventQueue::new(),
+            reqs: Slab::default(),
+            jobs: Slab::default(),
+            pools,
+            classes,
+            caches,
+            keys: KeyScratch::new(rand::Rng::next_u64(&mut rng("keys"))),
+            route_rng: rng("routing"),
+            timetable: Timetable::new(sc, rng("bursts")),
+            sampler: Sampler::new(&cfg),
+            token: 0,
+            events: 0,
+            cfg,
+        }
+    }
+
+    /// Publishes the simulated time reached (ns) at every time-series window, for a
+    /// progress bar.
+    pub fn with_progress(mut self, progress: Arc<AtomicU64>) -> Self {
+        self.sampler.progress = Some(progress);
+        self
+    }
+
+    /// Runs to the scenario's end and returns the measurements.
+    pub fn run(mut self) -> Result<RunResult, SimError> {
+        let wall = std::time::Instant::now();
+        for c in 0..self.classes.len() {
+            self.schedule_arrival(c);
+        }
+        for (i, a) in self.timetable.entries.iter().enumerate() {
+            self.queue.schedule(a.0, Event::Scheduled { idx: i as u32 });
+        }
+        for (p, pc) in self.cfg.pools.iter().enumerate() {
+            if let Some(c) = pc.client {
+                self.queue
+                    .schedule(c.refresh_ns, Event::ViewRefresh { pool: p as u16 });
+            }
+        }
+        // One window end pending at a time keeps the queue small.
+        self.queue
+            .schedule(self.sc.window.min(self.end), Event::WindowEnd);
+
+        while let Some((t, ev)) = self.queue.pop() {
+            if t > self.end {
+                break;
+            }
+            self.now = t;
+            self.events += 1;
+            self.dispatch(ev);
+            if self.events & 0xFFFF == 0 {
+                self.check_limits()?;
+            }
+        }
+        self.now = self.end;
+        let mut result = self.finish()?;
+        result.wall_s = wall.elapsed().as_secs_f64();
+        Ok(result)
+    }
+
+    fn check_limits(&self) -> Result<(), SimError> {
+        let what = if self.events > MAX_EVENTS {
+            format!("more than {MAX_EVENTS} events")
+        } else if self.queue.len() > MAX_PENDING {
+            format!("more than {MAX_PENDING} pending events")
+        } else if self.reqs.live() > MAX_IN_FLIGHT {
+            format!("more than {MAX_IN_FLIGHT} requests in flight")
+        } else {
+            return Ok(());
+        };
+        Err(SimError::Runaway {
+            time_s: ns_to_secs(self.now),
+            what,
+        })
+    }
+
+    /// Hands one event to its owner. Events of a request carry the token of the attempt
+    /// or query attempt that scheduled them; a stale one is dropped here.
+    #[inline]
+    fn dispatch(&mut self, ev: Event) {
+        match ev {
+            Event::Arrival { class, epoch } => {
+                let c = class as usize;
+                if self.classes[c].epoch != epoch {
+                    return;
+                }
+                self.schedule_arrival(c);
+                if self.classes[c].accept(&self.cfg.classes[c], self.now) {
+                    self.offer(c);
+                }
+            }
+            Event::BurstArrival { trigger } => self.burst_arrival(trigger as usize),
+            Event::AttemptStart { req, token } => {
+                if self.reqs[req].attempt_token == token {
+                    self.advance(req, Next::Attempt);
+                }
+            }
+            Event::AttemptTimeout { req, token } => {
+                if self.reqs[req].attempt_token == token {
+                    self.advance(req, Next::AttemptFailed);
+                }
+            }
+            Event::QueryStart { req, token } => {
+                if self.reqs[req].query_token == token {
+                    self.advance(req, Next::Query);
+                }
+            }
+            Event::QueryTimeout { req, token } => {
+                if self.reqs[req].query_token == token {
+                    self.advance(req, Next::QueryFailed);
+                }
+            }
+            Event::JobDone { job } => {
+                if let Some(part) = self.job_done(job) {
+                    self.advance(part.req, Next::Part(part.ok, part.keys));
+                }
+            }
+            Event::WindowEnd => self.window_end(),
+            Event::Scheduled { idx } => self.scheduled(idx as usize),
+            Event::ViewRefresh { pool } => self.view_refresh(pool as usize),
+            Event::RollingNext { trigger, node } => self.rolling_next(trigger as usize, node),
+            Event::NodeDetect { cache, slot, token } => {
+                self.caches[cache as usize].detect(slot as usize, token)
+            }
+            Event::NodeRejoin { cache, slot, token } => {
+                let c = &mut self.caches[cache as usize];
+                if c.slots[slot as usize].token == token {
+                    c.rejoin(slot as usize);
+                }
+            }
+        }
+    }
+
+    /// A fresh token: events scheduled with an older one are stale.
+    #[inline(always)]
+    pub(super) fn next_token(&mut self) -> u32 {
+        self.token = self.token.wrapping_add(1);
+        self.token
+    }
+
+    /// Schedules the next candidate arrival of class `c`.
+    #[inline(always)]
+    pub(super) fn schedule_arrival(&mut self, c: usize) {
+        let cs = &mut self.classes[c];
+        if let Some(gap) = cs.next_gap() {
+            let epoch = cs.epoch;
+            self.queue.schedule(
+                self.now.saturating_add(gap),
+                Event::Arrival {
+                    class: c as u16,
+                    epoch,
+                },
+            );
+        }
+    }
+
+    /// The clients of pool `p` refresh their view of its topology, and schedule the next
+    /// refresh.
+    fn view_refresh(&mut self, p: usize) {
+        self.pools[p].refresh_view();
+        if let Some(c) = self.cfg.pools[p].client {
+            self.queue.schedule(
+                self.now.saturating_add(c.refresh_ns),
+                Event::ViewRefresh { pool: p as u16 },
+            );
+        }
+    }
+}
