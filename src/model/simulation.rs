@@ -179,7 +179,7 @@ impl<'a> Simulation<'a> {
 
     /// Hands one event to its owner. Events of a request carry the token of the attempt
     /// or query attempt that scheduled them; a stale one is dropped here.
-    #[inline]
+    #[inline(always)]
     fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::Arrival { class, epoch } => {
