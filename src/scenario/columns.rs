@@ -174,3 +174,39 @@ pub fn columns(cfg: &Config) -> Vec<Column> {
 pub fn column_names(cfg: &Config) -> Vec<String> {
     columns(cfg).into_iter().map(|c| c.name).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The column list of `timeseries.csv` in `docs/scenario.md`: the first backquoted name
+    /// of each list item after the paragraph that introduces it.
+    fn documented_columns(doc: &str) -> Vec<&str> {
+        let start = doc
+            .find("Each row of `timeseries.csv`")
+            .expect("docs/scenario.md introduces the columns of timeseries.csv");
+        doc[start..]
+            .lines()
+            .skip_while(|l| !l.starts_with("- "))
+            .take_while(|l| l.starts_with("- "))
+            .map(|l| {
+                l.split('`')
+                    .nth(1)
+                    .expect("a list item starts with a column")
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_scenario_doc_lists_every_column_once_in_order() {
+        let doc = include_str!("../../docs/scenario.md");
+        let expected: Vec<String> = Measure::ALL
+            .iter()
+            .map(|m| match m.owner_kind() {
+                "" => m.suffix().to_string(),
+                kind => format!("<{kind}>.{}", m.suffix()),
+            })
+            .collect();
+        assert_eq!(documented_columns(doc), expected);
+    }
+}

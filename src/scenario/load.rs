@@ -5,8 +5,8 @@
 use super::error::ScenarioError;
 use super::overrides::{self, Override};
 use super::raw::RawScenario;
-use super::spec::{Intervention, Scenario};
-use super::validate::{self, nearest};
+use super::spec::{Config, Intervention, Scenario};
+use super::validate::{self, did_you_mean};
 use std::path::Path;
 use std::sync::Arc;
 use toml::{Table, Value};
@@ -79,9 +79,7 @@ impl Loader {
         if let Some(v) = variant {
             let known = self.variant_names();
             if !known.iter().any(|k| k == v) {
-                let hint = nearest(v, known.iter().map(|s| s.as_str()))
-                    .map(|n| format!("; did you mean `{n}`?"))
-                    .unwrap_or_default();
+                let hint = did_you_mean(v, known.iter().map(|s| s.as_str()));
                 let list = if known.is_empty() {
                     "none".to_string()
                 } else {
@@ -116,7 +114,7 @@ impl Loader {
             origins.push((o.path.clone(), o.origin.clone()));
         }
         let (raw, meta, config) = self.build(&table, &origins)?;
-        let (tipping, phase) = super::sweep::validate(&raw, &table, &config, meta.duration)
+        let (tipping, phase) = validate::tipping(&raw, &table, &config, meta.duration)
             .map_err(|(path, msg)| self.invalid(&path, &msg, &origins))?;
         let config = Arc::new(config);
         let mut interventions = Vec::new();
@@ -201,7 +199,7 @@ impl Loader {
         &self,
         table: &Table,
         origins: &[(String, String)],
-    ) -> Result<(RawScenario, validate::Meta, super::spec::Config), ScenarioError> {
+    ) -> Result<(RawScenario, validate::Meta, Config), ScenarioError> {
         let raw: RawScenario = serde_path_to_error::deserialize(Value::Table(table.clone()))
             .map_err(|e| {
                 let mut path: Vec<String> = e
@@ -293,14 +291,8 @@ fn explain(msg: &str, path: &mut Vec<String>) -> String {
                 .skip(1)
                 .step_by(2)
                 .collect();
-            let list = expected
-                .iter()
-                .map(|e| format!("`{e}`"))
-                .collect::<Vec<_>>()
-                .join(", ");
-            let hint = nearest(name, expected.iter().copied())
-                .map(|n| format!("; did you mean `{n}`?"))
-                .unwrap_or_default();
+            let list = validate::listing(&expected);
+            let hint = did_you_mean(name, expected.iter().copied());
             if what == "unknown field" {
                 if path.last().map(|s| s.as_str()) != Some(name) {
                     path.push(name.to_string());

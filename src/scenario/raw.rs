@@ -4,7 +4,7 @@
 use crate::engine::time::{SimTime, parse_duration};
 use indexmap::IndexMap;
 use serde::{Deserialize, Deserializer, de};
-use toml::Table;
+use toml::{Table, Value};
 
 /// A duration written with a unit ("250ms", "10s", "2h").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,8 +64,8 @@ pub struct RawScenario {
     pub at: Vec<RawAt>,
     #[serde(default)]
     pub variant: IndexMap<String, RawVariant>,
-    pub tipping: Option<super::sweep::RawTipping>,
-    pub phase: Option<super::sweep::RawPhase>,
+    pub tipping: Option<RawTipping>,
+    pub phase: Option<RawPhase>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -381,4 +381,32 @@ pub struct RawVariant {
     pub description: Option<String>,
     #[serde(default)]
     pub set: Table,
+}
+
+/// `[tipping]` as written: which parameter a sweep varies, over what range, which events
+/// form the disturbance, and what "healthy" means.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTipping {
+    pub vary: String,
+    pub from: Value,
+    pub to: Value,
+    pub points: Option<i64>,
+    pub trigger: Vec<String>,
+    pub settle: Dur,
+    pub measure: String,
+    pub healthy_above: Option<f64>,
+    pub healthy_below: Option<f64>,
+    pub seeds: Option<i64>,
+    pub duration: Option<Dur>,
+}
+
+/// `[phase]` as written: the second axis of a phase map.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPhase {
+    pub vary: String,
+    pub from: Value,
+    pub to: Value,
+    pub points: Option<i64>,
 }

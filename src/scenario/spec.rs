@@ -1,11 +1,13 @@
 //! The validated scenario: what the model trusts. Names are resolved to indices, durations
-//! to nanoseconds, and every value is in range.
+//! to nanoseconds, and every value is in range. The `[tipping]` and `[phase]` sections'
+//! validated types are in [`sweep`].
 
+pub mod sweep;
+
+pub use super::raw::{Backoff, Completion, Discipline, Fanout, Jitter, Law, MissPolicy, ReadPref};
 use crate::engine::time::SimTime;
-pub use crate::scenario::raw::{
-    Backoff, Completion, Discipline, Fanout, Jitter, Law, MissPolicy, ReadPref,
-};
 use std::sync::Arc;
+pub use sweep::{Axis, AxisUnit, Health, Phase, Tipping};
 
 /// A scenario ready to run.
 #[derive(Debug, Clone)]
@@ -35,9 +37,9 @@ pub struct Scenario {
     /// All variants the file defines: name and description.
     pub variants: Vec<(String, String)>,
     /// The `[tipping]` sweep, if the file has one.
-    pub tipping: Option<super::sweep::Tipping>,
+    pub tipping: Option<Tipping>,
     /// The `[phase]` map's second axis, if the file has one.
-    pub phase: Option<super::sweep::Phase>,
+    pub phase: Option<Phase>,
 }
 
 /// The parameters that interventions may change while a run goes on. The structure (which

@@ -1,160 +1,20 @@
-//! The `[tipping]` and `[phase]` sections: which parameter a sweep varies, over what range,
-//! which events form the disturbance, and what "healthy" means. Read in the same two stages
-//! as the rest of the file (a serde `Raw…` shape, then validated types the experiments
-//! trust); `--set tipping.…` and variants change them like any other key.
+//! The `[tipping]` and `[phase]` sections, checked against the rest of the scenario: the
+//! swept path must hold a number or a duration, the trigger events must exist, the
+//! measuring window must hold a whole metrics step, the measure must name a class or a
+//! column of the time series.
 
-use super::overrides;
-use super::raw::{Dur, RawScenario};
-use super::spec::Config;
-use super::validate::{Problem, nearest};
-use crate::engine::time::{NS_PER_S, SimTime, ns_to_secs, parse_duration, secs_to_ns};
-use serde::Deserialize;
+use super::check::{V, bad, did_you_mean, listing, nearest, nonzero_dur, window};
+use crate::engine::time::{SimTime, ns_to_secs, parse_duration, secs_to_ns};
+use crate::scenario::columns::{Owner, columns};
+use crate::scenario::overrides;
+use crate::scenario::raw::RawScenario;
+use crate::scenario::spec::Config;
+use crate::scenario::spec::sweep::{Axis, AxisUnit, Health, MAX_RUNS, Measure, Phase, Tipping};
 use toml::{Table, Value};
-
-/// The most runs per variant a sweep may ask for (points x seeds, or cells x seeds).
-pub const MAX_RUNS: u64 = 10_000;
-
-/// `[tipping]` as written.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawTipping {
-    pub vary: String,
-    pub from: Value,
-    pub to: Value,
-    pub points: Option<i64>,
-    pub trigger: Vec<String>,
-    pub settle: Dur,
-    pub measure: String,
-    pub healthy_above: Option<f64>,
-    pub healthy_below: Option<f64>,
-    pub seeds: Option<i64>,
-    pub duration: Option<Dur>,
-}
-
-/// `[phase]` as written: the second axis of a phase map.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawPhase {
-    pub vary: String,
-    pub from: Value,
-    pub to: Value,
-    pub points: Option<i64>,
-}
-
-/// What the values of an axis are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AxisUnit {
-    /// Plain numbers (floats).
-    Number,
-    /// Written as a whole number in the file. That may be an integer key (`workers`) or a
-    /// float key written without a fraction (`rate = 70`); [`Axis::whole_numbers`] settles
-    /// it once the caller knows which.
-    Integer,
-    /// Durations; values are in seconds and are written back as "12.5s".
-    Seconds,
-}
-
-/// One swept parameter: its path and the values it takes.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Axis {
-    /// The dotted key path, e.g. `class.request.rate`.
-    pub path: String,
-    pub unit: AxisUnit,
-    /// The values, increasing (seconds for durations).
-    pub values: Vec<f64>,
-    /// The scenario's own value of the parameter (after variant and `--set`).
-    pub operating_point: f64,
-}
-
-impl Axis {
-    /// Makes the axis take whole numbers only (for an integer key): rounds the values and
-    /// drops repeats.
-    pub fn whole_numbers(&mut self) {
-        self.values.iter_mut().for_each(|x| *x = x.round());
-        self.values.dedup();
-    }
-
-    /// The value to set for point `x`, typed as the scenario file expects it.
-    pub fn toml_value(&self, x: f64) -> Value {
-        match self.unit {
-            AxisUnit::Number => Value::Float(x),
-            AxisUnit::Integer => Value::Integer(x as i64),
-            AxisUnit::Seconds => Value::String(format_seconds(x)),
-        }
-    }
-}
-
-/// A duration in seconds as an exact duration string ("12.5s", "0.000001s").
-pub fn format_seconds(s: f64) -> String {
-    let ns = secs_to_ns(s);
-    let (whole, frac) = (ns / NS_PER_S, ns % NS_PER_S);
-    if frac == 0 {
-        format!("{whole}s")
-    } else {
-        let f = format!("{frac:09}");
-        format!("{whole}.{}s", f.trim_end_matches('0'))
-    }
-}
-
-/// What a sweep measures over the window after the trigger.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Measure {
-    /// Goodput over offered load of one class (1 when nothing was offered).
-    GoodputRatio { class: String },
-    /// The time-weighted mean of one `timeseries.csv` column.
-    Column(String),
-}
-
-/// Which side of a threshold is healthy.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Health {
-    Above(f64),
-    Below(f64),
-}
-
-impl Health {
-    /// True when `measure` is on the healthy side (a missing measure is failed).
-    pub fn is_healthy(self, measure: f64) -> bool {
-        match self {
-            Health::Above(t) => measure > t,
-            Health::Below(t) => measure < t,
-        }
-    }
-}
-
-/// The validated `[tipping]` section.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Tipping {
-    pub axis: Axis,
-    /// Names of the events that form the disturbance, in the order given.
-    pub trigger: Vec<String>,
-    pub settle_ns: SimTime,
-    pub measure: Measure,
-    /// The measure as written (`goodput_ratio.request`).
-    pub measure_name: String,
-    pub health: Health,
-    pub seeds: u32,
-    /// The run length of sweep runs, if it differs from the scenario's `duration`.
-    pub duration_ns: Option<SimTime>,
-    /// Where measuring starts: the end of the last trigger event plus `settle`.
-    pub window_start_ns: SimTime,
-}
-
-/// The validated `[phase]` section (the first axis is the `[tipping]` one).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Phase {
-    pub axis: Axis,
-}
-
-type V<T> = Result<T, Problem>;
-
-fn bad<T>(path: impl Into<String>, msg: impl Into<String>) -> V<T> {
-    Err((path.into(), msg.into()))
-}
 
 /// Validates `[tipping]` and `[phase]` against the rest of the scenario. `table` is the
 /// file after the variant and overrides, `duration` the validated run length.
-pub fn validate(
+pub fn tipping(
     raw: &RawScenario,
     table: &Table,
     config: &Config,
@@ -197,26 +57,20 @@ pub fn validate(
             "name at least one [event.NAME] that forms the disturbance, e.g. trigger = [\"slowdown\"]",
         );
     }
-    let duration_ns = t.duration.map(|d| d.0);
-    if duration_ns == Some(0) {
-        return bad("tipping.duration", "must be longer than zero");
-    }
+    let duration_ns = t
+        .duration
+        .map(|d| nonzero_dur("tipping.duration", d))
+        .transpose()?;
     let run_end = duration_ns.unwrap_or(duration);
     let names: Vec<&str> = config.triggers.iter().map(|e| e.name.as_str()).collect();
     let mut window_start = 0;
     for (i, name) in t.trigger.iter().enumerate() {
         let Some(e) = config.triggers.iter().find(|e| &e.name == name) else {
-            let hint = nearest(name, names.iter().copied())
-                .map(|n| format!("; did you mean `{n}`?"))
-                .unwrap_or_default();
+            let hint = did_you_mean(name, names.iter().copied());
             let list = if names.is_empty() {
                 "none".to_string()
             } else {
-                names
-                    .iter()
-                    .map(|n| format!("`{n}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                listing(&names)
             };
             return bad(
                 format!("tipping.trigger.{i}"),
@@ -227,10 +81,7 @@ pub fn validate(
     }
     let settle_ns = t.settle.0;
     // The metrics step as the run will have it (its default follows the run length).
-    let step = match raw.metrics.step {
-        Some(s) => s.0.max(1),
-        None => (run_end / 1000).max(1),
-    };
+    let step = window(raw.metrics.step, run_end)?;
     let window_start_ns = window_start.saturating_add(settle_ns);
     // Measuring uses whole time-series rows that start inside the window.
     let first_row = window_start_ns.div_ceil(step).saturating_mul(step);
@@ -419,8 +270,10 @@ fn read_axis(
     })
 }
 
-/// Checks a measure name against the classes and pools (and other named components, whose
-/// columns are checked once a run has produced them).
+/// Checks a measure name: `goodput_ratio.CLASS`, or a column of the time-series schema
+/// ([`columns`]) but `time_s`. A name under another table of the file (neither a class, a
+/// pool nor an event, such as `[cache.NAME]`) is accepted here and checked once a run has
+/// produced its columns.
 fn measure(name: &str, config: &Config, table: &Table) -> V<Measure> {
     let path = "tipping.measure";
     let classes: Vec<&str> = config.classes.iter().map(|c| c.name.as_str()).collect();
@@ -439,12 +292,16 @@ fn measure(name: &str, config: &Config, table: &Table) -> V<Measure> {
         .iter()
         .map(|c| format!("goodput_ratio.{c}"))
         .collect();
-    known.extend(super::columns::column_names(config).into_iter().skip(1));
+    known.extend(
+        columns(config)
+            .into_iter()
+            .filter(|c| c.owner != Owner::Time)
+            .map(|c| c.name),
+    );
     if known.iter().any(|k| k == name) {
         return Ok(Measure::Column(name.to_string()));
     }
-    // A component this code does not know (e.g. a `[cache.NAME]`): its column is checked
-    // against the first run's time series.
+    // Not in the schema, but under a table the file has: the first run's columns decide.
     let owner = name.split('.').next().unwrap_or("");
     let other_component = name.contains('.')
         && table.iter().any(|(k, v)| {
@@ -454,19 +311,12 @@ fn measure(name: &str, config: &Config, table: &Table) -> V<Measure> {
     if other_component {
         return Ok(Measure::Column(name.to_string()));
     }
-    let hint = nearest(name, known.iter().map(|s| s.as_str()))
-        .map(|n| format!("; did you mean `{n}`?"))
-        .unwrap_or_default();
+    let hint = did_you_mean(name, known.iter().map(|s| s.as_str()));
     bad(
         path,
         format!(
             "unknown measure `{name}`: use `goodput_ratio.CLASS` or a column of timeseries.csv (e.g. {}){hint}",
-            known
-                .iter()
-                .take(3)
-                .map(|k| format!("`{k}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
+            listing(&known[..known.len().min(3)])
         ),
     )
 }
@@ -474,17 +324,7 @@ fn measure(name: &str, config: &Config, table: &Table) -> V<Measure> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn formats_seconds_exactly() {
-        assert_eq!(format_seconds(12.5), "12.5s");
-        assert_eq!(format_seconds(60.0), "60s");
-        assert_eq!(format_seconds(0.001), "0.001s");
-        assert_eq!(
-            parse_duration(&format_seconds(1.234567891)).unwrap(),
-            1_234_567_891
-        );
-    }
+    use crate::engine::time::NS_PER_S;
 
     #[test]
     fn last_occurrence_of_a_repeating_event() {

@@ -1,0 +1,174 @@
+//! The validated `[tipping]` and `[phase]` sections: which parameter a sweep varies and the
+//! values it takes, which events form the disturbance, what is measured and what
+//! "healthy" means. `--set tipping.…` and variants change them like any other key.
+
+use crate::engine::time::{NS_PER_S, SimTime, secs_to_ns};
+use toml::Value;
+
+/// The most runs per variant a sweep may ask for (points x seeds, or cells x seeds).
+pub const MAX_RUNS: u64 = 10_000;
+
+/// What the values of an axis are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AxisUnit {
+    /// Plain numbers (floats).
+    Number,
+    /// Written as a whole number in the file. That may be an integer key (`workers`) or a
+    /// float key written without a fraction (`rate = 70`); [`Axis::whole_numbers`] settles
+    /// it once the caller knows which.
+    Integer,
+    /// Durations; values are in seconds and are written back as "12.5s".
+    Seconds,
+}
+
+/// One swept parameter: its path and the values it takes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Axis {
+    /// The dotted key path, e.g. `class.request.rate`.
+    pub path: String,
+    pub unit: AxisUnit,
+    /// The values, increasing (seconds for durations).
+    pub values: Vec<f64>,
+    /// The scenario's own value of the parameter (after variant and `--set`).
+    pub operating_point: f64,
+}
+
+impl Axis {
+    /// Makes the axis take whole numbers only (for an integer key): rounds the values and
+    /// drops repeats.
+    pub fn whole_numbers(&mut self) {
+        self.values.iter_mut().for_each(|x| *x = x.round());
+        self.values.dedup();
+    }
+
+    /// The value to set for point `x`, typed as the scenario file expects it.
+    pub fn toml_value(&self, x: f64) -> Value {
+        match self.unit {
+            AxisUnit::Number => Value::Float(x),
+            AxisUnit::Integer => Value::Integer(x as i64),
+            AxisUnit::Seconds => Value::String(format_seconds(x)),
+        }
+    }
+}
+
+/// A duration in seconds as an exact duration string ("12.5s", "0.000001s").
+pub fn format_seconds(s: f64) -> String {
+    let ns = secs_to_ns(s);
+    let (whole, frac) = (ns / NS_PER_S, ns % NS_PER_S);
+    if frac == 0 {
+        format!("{whole}s")
+    } else {
+        let f = format!("{frac:09}");
+        format!("{whole}.{}s", f.trim_end_matches('0'))
+    }
+}
+
+/// What a sweep measures over the window after the trigger.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Measure {
+    /// Goodput over offered load of one class (1 when nothing was offered).
+    GoodputRatio { class: String },
+    /// The time-weighted mean of one `timeseries.csv` column.
+    Column(String),
+}
+
+/// What "healthy" means: the threshold of `[tipping]` (`healthy_above` or
+/// `healthy_below`), on one side of which a run's measure is healthy. The one definition
+/// of health: sweeps and their reports decide with [`Health::is_healthy`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Health {
+    /// `healthy_above`: healthy when the measure is above this.
+    Above(f64),
+    /// `healthy_below`: healthy when the measure is below this.
+    Below(f64),
+}
+
+impl Health {
+    /// True when `measure` is on the healthy side of the threshold. A missing measure (a
+    /// run with no value, or one that ran away) is failed, and so is NaN.
+    pub fn is_healthy(self, measure: Option<f64>) -> bool {
+        match (self, measure) {
+            (Health::Above(t), Some(m)) => m > t,
+            (Health::Below(t), Some(m)) => m < t,
+            (_, None) => false,
+        }
+    }
+
+    /// The threshold as `healthy_above`, if it is one.
+    pub fn healthy_above(self) -> Option<f64> {
+        match self {
+            Health::Above(t) => Some(t),
+            Health::Below(_) => None,
+        }
+    }
+
+    /// The threshold as `healthy_below`, if it is one.
+    pub fn healthy_below(self) -> Option<f64> {
+        match self {
+            Health::Above(_) => None,
+            Health::Below(t) => Some(t),
+        }
+    }
+}
+
+/// The validated `[tipping]` section.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tipping {
+    pub axis: Axis,
+    /// Names of the events that form the disturbance, in the order given.
+    pub trigger: Vec<String>,
+    pub settle_ns: SimTime,
+    pub measure: Measure,
+    /// The measure as written (`goodput_ratio.request`).
+    pub measure_name: String,
+    pub health: Health,
+    pub seeds: u32,
+    /// The run length of sweep runs, if it differs from the scenario's `duration`.
+    pub duration_ns: Option<SimTime>,
+    /// Where measuring starts: the end of the last trigger event plus `settle`.
+    pub window_start_ns: SimTime,
+}
+
+/// The validated `[phase]` section (the first axis is the `[tipping]` one).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Phase {
+    pub axis: Axis,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::time::parse_duration;
+
+    #[test]
+    fn formats_seconds_exactly() {
+        assert_eq!(format_seconds(12.5), "12.5s");
+        assert_eq!(format_seconds(60.0), "60s");
+        assert_eq!(format_seconds(0.001), "0.001s");
+        assert_eq!(
+            parse_duration(&format_seconds(1.234567891)).unwrap(),
+            1_234_567_891
+        );
+    }
+
+    #[test]
+    fn health_is_one_side_of_the_threshold_and_missing_is_failed() {
+        let above = Health::Above(0.5);
+        assert!(above.is_healthy(Some(0.6)));
+        assert!(!above.is_healthy(Some(0.5)));
+        assert!(!above.is_healthy(None));
+        assert!(!above.is_healthy(Some(f64::NAN)));
+        let below = Health::Below(2.0);
+        assert!(below.is_healthy(Some(1.0)));
+        assert!(!below.is_healthy(Some(2.0)));
+        assert!(!below.is_healthy(None));
+        assert_eq!(
+            (above.healthy_above(), above.healthy_below()),
+            (Some(0.5), None)
+        );
+        assert_eq!(
+            (below.healthy_above(), below.healthy_below()),
+            (None, Some(2.0))
+        );
+    }
+}

@@ -1,0 +1,97 @@
+//! The small checks every section's validation is made of: a [`Problem`] names the key
+//! path and what is wrong; names are suggested by [`nearest`].
+
+use crate::engine::time::SimTime;
+use crate::scenario::raw::Dur;
+
+/// A validation failure: the dotted key path and what is wrong.
+pub type Problem = (String, String);
+/// A validated value, or the problem with it.
+pub type V<T> = Result<T, Problem>;
+
+/// Fails with a problem at `path`.
+pub fn bad<T>(path: impl Into<String>, msg: impl Into<String>) -> V<T> {
+    Err((path.into(), msg.into()))
+}
+
+/// The closest of `candidates` to `name`, if any is close enough to be a likely typo.
+pub fn nearest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(name, c), c))
+        .filter(|(score, _)| *score >= 0.75)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
+/// "; did you mean `X`?" with the closest of `candidates` to `name`, or nothing.
+pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    nearest(name, candidates)
+        .map(|n| format!("; did you mean `{n}`?"))
+        .unwrap_or_default()
+}
+
+/// Names for a message, quoted: "`a`, `b`".
+pub fn listing<S: AsRef<str>>(names: &[S]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{}`", n.as_ref()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Resolves a reference to a `what` (pool, cache, class) at `path`: the index of `name`
+/// among the `known` names.
+pub fn index_of(path: &str, what: &str, name: &str, known: &[String]) -> V<usize> {
+    known.iter().position(|k| k == name).ok_or_else(|| {
+        let hint = did_you_mean(name, known.iter().map(|s| s.as_str()));
+        (
+            path.into(),
+            format!("no {what} named `{name}` (known: {}){hint}", listing(known)),
+        )
+    })
+}
+
+/// `x` if finite and >= 0.
+pub fn finite_nonneg(path: &str, x: f64) -> V<f64> {
+    if !x.is_finite() || x < 0.0 {
+        return bad(path, format!("must be a finite number >= 0, not {x}"));
+    }
+    Ok(x)
+}
+
+/// `x` if finite and > 0.
+pub fn positive(path: &str, x: f64) -> V<f64> {
+    if !x.is_finite() || x <= 0.0 {
+        return bad(path, format!("must be a finite number > 0, not {x}"));
+    }
+    Ok(x)
+}
+
+/// `x` if from `lo` to `hi`.
+pub fn int_in(path: &str, x: i64, lo: i64, hi: i64) -> V<i64> {
+    if x < lo || x > hi {
+        return bad(
+            path,
+            format!("must be a whole number from {lo} to {hi}, not {x}"),
+        );
+    }
+    Ok(x)
+}
+
+/// `d` in nanoseconds if longer than zero.
+pub fn nonzero_dur(path: &str, d: Dur) -> V<SimTime> {
+    if d.0 == 0 {
+        return bad(path, "must be longer than zero");
+    }
+    Ok(d.0)
+}
+
+/// The time-series window of a run of length `duration`: `metrics.step`, or by default a
+/// thousandth of the run (at least 1 ns).
+pub fn window(step: Option<Dur>, duration: SimTime) -> V<SimTime> {
+    match step {
+        Some(s) => nonzero_dur("metrics.step", s),
+        None => Ok((duration / 1000).max(1)),
+    }
+}

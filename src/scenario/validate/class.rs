@@ -1,0 +1,277 @@
+//! A request class: its workload (rate, profile), client policy (timeout, retries, rate
+//! limit) and steps.
+
+use super::check::{V, bad, finite_nonneg, index_of, int_in, nonzero_dur, positive};
+use crate::engine::time::SimTime;
+use crate::scenario::raw::*;
+use crate::scenario::spec::*;
+
+/// Validates `[class.NAME]` at `path`; steps name their pool and cache among `pools` and
+/// `caches`.
+pub fn class(
+    path: &str,
+    name: &str,
+    c: &RawClass,
+    pools: &[String],
+    caches: &[String],
+) -> V<ClassCfg> {
+    let rate = finite_nonneg(&format!("{path}.rate"), c.rate)?;
+    let profile = match &c.profile {
+        None => Profile {
+            points: vec![],
+            every: None,
+        },
+        Some(p) => profile(&format!("{path}.profile"), p)?,
+    };
+    let timeout_ns = match c.timeout {
+        Some(t) => nonzero_dur(&format!("{path}.timeout"), t)?,
+        None => SimTime::MAX,
+    };
+    let retry = retry(&format!("{path}.retry"), &c.retry)?;
+    let rate_limit = c
+        .rate_limit
+        .as_ref()
+        .map(|b| bucket(&format!("{path}.rate_limit"), b))
+        .transpose()?;
+    if c.steps.is_empty() {
+        return bad(
+            format!("{path}.steps"),
+            "a class needs at least one step, e.g. steps = [{ query = \"server\" }]",
+        );
+    }
+    let mut steps = Vec::new();
+    for (i, s) in c.steps.iter().enumerate() {
+        steps.push(step(&format!("{path}.steps.{i}"), s, pools, caches)?);
+    }
+    Ok(ClassCfg {
+        name: name.into(),
+        rate_per_s: rate,
+        profile,
+        timeout_ns,
+        retry,
+        rate_limit,
+        steps,
+    })
+}
+
+fn profile(path: &str, p: &RawProfile) -> V<Profile> {
+    if p.points.is_empty() {
+        return bad(
+            format!("{path}.points"),
+            "needs at least one [time, factor] point",
+        );
+    }
+    for (i, (t, f)) in p.points.iter().enumerate() {
+        finite_nonneg(&format!("{path}.points.{i}"), *f)?;
+        if i > 0 && t.0 <= p.points[i - 1].0.0 {
+            return bad(
+                format!("{path}.points.{i}"),
+                "times must increase from one point to the next",
+            );
+        }
+    }
+    let every = match p.every {
+        Some(e) => {
+            let e = nonzero_dur(&format!("{path}.every"), e)?;
+            if p.points.last().is_some_and(|l| l.0.0 > e) {
+                return bad(
+                    format!("{path}.every"),
+                    "the profile's points must lie within one period",
+                );
+            }
+            Some(e)
+        }
+        None => None,
+    };
+    Ok(Profile {
+        points: p.points.iter().map(|(t, f)| (t.0, *f)).collect(),
+        every,
+    })
+}
+
+fn bucket(path: &str, b: &RawTokenBucket) -> V<TokenBucketCfg> {
+    let rate = finite_nonneg(&format!("{path}.rate"), b.rate)?;
+    let burst = match b.burst {
+        Some(x) => {
+            let x = finite_nonneg(&format!("{path}.burst"), x)?;
+            if x < 1.0 {
+                return bad(format!("{path}.burst"), "must be at least 1 (one token)");
+            }
+            x
+        }
+        None => rate.max(1.0),
+    };
+    Ok(TokenBucketCfg {
+        rate_per_s: rate,
+        burst,
+    })
+}
+
+fn retry(path: &str, r: &RawRetry) -> V<RetryCfg> {
+    let max_attempts = int_in(
+        &format!("{path}.max_attempts"),
+        r.max_attempts.unwrap_or(1),
+        1,
+        1000,
+    )? as u32;
+    let base_ns = r.base.map(|d| d.0).unwrap_or(0);
+    if r.backoff != Backoff::None && base_ns == 0 {
+        return bad(
+            format!("{path}.base"),
+            "a constant or exponential backoff needs `base` > 0, e.g. \"100ms\"",
+        );
+    }
+    let cap_ns = match r.cap {
+        Some(c) => {
+            if c.0 < base_ns {
+                return bad(format!("{path}.cap"), "must be at least `base`");
+            }
+            c.0
+        }
+        None => SimTime::MAX,
+    };
+    if r.backoff == Backoff::None && r.jitter != Jitter::None {
+        return bad(
+            format!("{path}.jitter"),
+            "jitter needs a backoff (constant or exponential)",
+        );
+    }
+    let budget = r
+        .budget
+        .as_ref()
+        .map(|b| bucket(&format!("{path}.budget"), b))
+        .transpose()?;
+    let breaker = match &r.breaker {
+        None => None,
+        Some(b) => {
+            let p = format!("{path}.breaker");
+            let ratio = b.failure_ratio;
+            if !(ratio > 0.0 && ratio <= 1.0) {
+                return bad(
+                    format!("{p}.failure_ratio"),
+                    format!("must be in (0, 1], not {ratio}"),
+                );
+            }
+            Some(BreakerCfg {
+                failure_ratio: ratio,
+                window_ns: nonzero_dur(&format!("{p}.window"), b.window)?,
+                min_requests: int_in(
+                    &format!("{p}.min_requests"),
+                    b.min_requests.unwrap_or(10),
+                    1,
+                    1 << 30,
+                )? as u32,
+                open_for_ns: nonzero_dur(&format!("{p}.open_for"), b.open_for)?,
+            })
+        }
+    };
+    Ok(RetryCfg {
+        max_attempts,
+        backoff: r.backoff,
+        base_ns,
+        cap_ns,
+        jitter: r.jitter,
+        budget,
+        breaker,
+    })
+}
+
+fn step(path: &str, s: &RawStep, pools: &[String], caches: &[String]) -> V<StepCfg> {
+    let Some(pool_name) = &s.query else {
+        let hint = if s.cache.is_some() {
+            " (for a cache step: the pool a miss queries)"
+        } else {
+            ""
+        };
+        return bad(
+            path,
+            format!("a step needs `query = \"<pool>\"` naming the pool it queries{hint}"),
+        );
+    };
+    let pool = index_of(&format!("{path}.query"), "pool", pool_name, pools)?;
+    let cache = match &s.cache {
+        Some(c) => Some(index_of(&format!("{path}.cache"), "cache", c, caches)?),
+        None => None,
+    };
+    let keys = match s.keys {
+        None => KeyCount::Fixed(1),
+        Some(RawCount::Fixed(n)) => {
+            KeyCount::Fixed(int_in(&format!("{path}.keys"), n, 0, 10_000)? as u32)
+        }
+        Some(RawCount::Law(l)) => {
+            let kp = format!("{path}.keys");
+            let mean = positive(&format!("{kp}.mean"), l.mean)?;
+            if mean > 10_000.0 {
+                return bad(format!("{kp}.mean"), "must be at most 10000 keys");
+            }
+            let min = int_in(&format!("{kp}.min"), l.min.unwrap_or(0), 0, 10_000)? as u32;
+            match l.law {
+                CountLaw::Fixed => {
+                    if mean.fract() != 0.0 {
+                        return bad(format!("{kp}.mean"), "a fixed count must be a whole number");
+                    }
+                    KeyCount::Fixed(mean as u32)
+                }
+                CountLaw::Poisson => KeyCount::Poisson { mean, min },
+                CountLaw::Geometric => {
+                    if mean < 1.0 {
+                        return bad(
+                            format!("{kp}.mean"),
+                            "a geometric count on 1, 2, ... has mean >= 1",
+                        );
+                    }
+                    KeyCount::Geometric { mean, min }
+                }
+            }
+        }
+    };
+    if cache.is_some() && s.completion == Some(Completion::Partial) {
+        return bad(
+            format!("{path}.completion"),
+            "a cache step fills only from a whole answer; `partial` applies to queries without a cache",
+        );
+    }
+    if cache.is_none() && s.miss.is_some() {
+        return bad(
+            format!("{path}.miss"),
+            "`miss` applies to cache steps only (add `cache = \"<tier>\"`)",
+        );
+    }
+    let cost = positive(&format!("{path}.cost"), s.cost.unwrap_or(1.0))?;
+    let cost_per_key = finite_nonneg(
+        &format!("{path}.cost_per_key"),
+        s.cost_per_key.unwrap_or(0.0),
+    )?;
+    let timeout_ns = match s.timeout {
+        Some(t) => nonzero_dur(&format!("{path}.timeout"), t)?,
+        None => SimTime::MAX,
+    };
+    let retry = match &s.retry {
+        Some(r) => retry(&format!("{path}.retry"), r)?,
+        None => RetryCfg::none(),
+    };
+    if retry.breaker.is_some() {
+        return bad(
+            format!("{path}.retry.breaker"),
+            "a circuit breaker belongs to the class's retry policy",
+        );
+    }
+    let fanout = s.fanout.unwrap_or_default();
+    Ok(StepCfg {
+        cache,
+        keys,
+        miss: s.miss.unwrap_or_default(),
+        keyed: cache.is_some() || fanout == Fanout::Keys || cost_per_key > 0.0,
+        counts_keys: cache.is_none() && fanout == Fanout::Keys,
+        query: QueryCfg {
+            pool,
+            cost,
+            cost_per_key,
+            completion: s.completion.unwrap_or_default(),
+            fanout,
+            read: s.read.unwrap_or_default(),
+            timeout_ns,
+            retry,
+        },
+    })
+}

@@ -1,0 +1,112 @@
+//! Server pools and cache tiers: the resources steps query and look up.
+
+use super::check::{V, bad, finite_nonneg, int_in, nonzero_dur, positive};
+use crate::scenario::raw::*;
+use crate::scenario::spec::*;
+
+/// Validates `[cache.NAME]` at `path`.
+pub fn cache(path: &str, name: &str, c: &RawCache) -> V<CacheCfg> {
+    let warm = c.warm.unwrap_or(1.0);
+    if !(0.0..=1.0).contains(&warm) {
+        return bad(
+            format!("{path}.warm"),
+            format!("must be a fraction from 0 to 1, not {warm}"),
+        );
+    }
+    let zipf = match c.zipf {
+        Some(z) => Some(positive(&format!("{path}.zipf"), z)?),
+        None => None,
+    };
+    Ok(CacheCfg {
+        name: name.into(),
+        nodes: int_in(&format!("{path}.nodes"), c.nodes, 1, 10_000)? as u32,
+        spares: int_in(&format!("{path}.spares"), c.spares.unwrap_or(0), 0, 10_000)? as u32,
+        keys: int_in(&format!("{path}.keys"), c.keys, 1, 50_000_000)? as u32,
+        zipf,
+        ttl_ns: c
+            .ttl
+            .map(|t| nonzero_dur(&format!("{path}.ttl"), t))
+            .transpose()?,
+        warm,
+        vnodes: int_in(&format!("{path}.vnodes"), c.vnodes.unwrap_or(64), 1, 1000)? as u32,
+        detect_after_ns: c
+            .control_plane
+            .as_ref()
+            .map(|cp| {
+                nonzero_dur(
+                    &format!("{path}.control_plane.detect_after"),
+                    cp.detect_after,
+                )
+            })
+            .transpose()?,
+    })
+}
+
+/// Validates `[pool.NAME]` at `path`.
+pub fn pool(path: &str, name: &str, p: &RawPool) -> V<PoolCfg> {
+    let service = &p.service;
+    let mean_ns = nonzero_dur(&format!("{path}.service.mean"), service.mean)?;
+    let cv = match (service.law, service.cv) {
+        (Law::Const, Some(_)) => {
+            return bad(
+                format!("{path}.service.cv"),
+                "a constant law has no spread; remove `cv`",
+            );
+        }
+        (Law::Exp, Some(_)) => {
+            return bad(
+                format!("{path}.service.cv"),
+                "the exponential law has cv 1; remove `cv`",
+            );
+        }
+        (Law::Lognormal, Some(cv)) => positive(&format!("{path}.service.cv"), cv)?,
+        (Law::Lognormal, None) => 1.0,
+        (Law::Exp, None) => 1.0,
+        (Law::Const, None) => 0.0,
+    };
+    let error_rate = p.error_rate;
+    if !(0.0..=1.0).contains(&error_rate) {
+        return bad(
+            format!("{path}.error_rate"),
+            format!("must be a fraction from 0 to 1, not {error_rate}"),
+        );
+    }
+    Ok(PoolCfg {
+        name: name.into(),
+        shards: int_in(&format!("{path}.shards"), p.shards.unwrap_or(1), 1, 100_000)? as u32,
+        replicas: int_in(&format!("{path}.replicas"), p.replicas.unwrap_or(0), 0, 100)? as u32,
+        workers: int_in(
+            &format!("{path}.workers"),
+            p.workers.unwrap_or(1),
+            1,
+            1_000_000,
+        )? as u32,
+        queue_limit: match p.queue_limit {
+            Some(q) => int_in(&format!("{path}.queue_limit"), q, 0, 100_000_000)? as u32,
+            None => u32::MAX,
+        },
+        service: ServiceCfg {
+            law: service.law,
+            mean_ns,
+            cv,
+        },
+        contention: finite_nonneg(&format!("{path}.contention"), p.contention.unwrap_or(0.0))?,
+        error_rate,
+        cancel_expired: p.cancel_expired,
+        discipline: p.discipline,
+        client: match &p.client {
+            Some(c) => Some(ClusterClientCfg {
+                refresh_ns: match c.refresh {
+                    Some(r) => nonzero_dur(&format!("{path}.client.refresh"), r)?,
+                    None => 60 * crate::engine::time::NS_PER_S,
+                },
+                refresh_on_error: c.refresh_on_error,
+            }),
+            None => None,
+        },
+        latency_threshold_ns: match p.latency_threshold {
+            Some(t) => nonzero_dur(&format!("{path}.latency_threshold"), t)?,
+            None => 1_000_000,
+        },
+    })
+}

@@ -1,0 +1,79 @@
+//! What interventions may not change: the structure the model keeps its state in.
+
+use crate::scenario::spec::Config;
+
+/// Interventions may change parameters, not structure: the model keeps its state across.
+/// Classes, pools and events must stay the same set; an event may only be switched on or
+/// off (its `enabled`), since a running event must end the way it started.
+pub fn same_structure(a: &Config, b: &Config) -> Result<(), String> {
+    let names = |v: Vec<&String>| v.into_iter().cloned().collect::<Vec<_>>().join(", ");
+    if a.classes.len() != b.classes.len()
+        || a.classes
+            .iter()
+            .zip(&b.classes)
+            .any(|(x, y)| x.name != y.name)
+    {
+        return Err(format!(
+            "the classes change from [{}] to [{}]",
+            names(a.classes.iter().map(|c| &c.name).collect()),
+            names(b.classes.iter().map(|c| &c.name).collect())
+        ));
+    }
+    if a.pools.len() != b.pools.len() || a.pools.iter().zip(&b.pools).any(|(x, y)| x.name != y.name)
+    {
+        return Err(format!(
+            "the pools change from [{}] to [{}]",
+            names(a.pools.iter().map(|c| &c.name).collect()),
+            names(b.pools.iter().map(|c| &c.name).collect())
+        ));
+    }
+    if a.triggers.len() != b.triggers.len()
+        || a.triggers
+            .iter()
+            .zip(&b.triggers)
+            .any(|(x, y)| x.name != y.name)
+    {
+        return Err("events cannot be added or removed by an intervention".into());
+    }
+    for (x, y) in a.classes.iter().zip(&b.classes) {
+        if x.steps.len() != y.steps.len() {
+            return Err(format!("class `{}` changes its number of steps", x.name));
+        }
+        if x.steps
+            .iter()
+            .zip(&y.steps)
+            .any(|(a, b)| a.cache != b.cache)
+        {
+            return Err(format!(
+                "class `{}` changes the cache tier a step looks up",
+                x.name
+            ));
+        }
+    }
+    for (x, y) in a.pools.iter().zip(&b.pools) {
+        if (x.shards, x.replicas) != (y.shards, y.replicas) {
+            return Err(format!("pool `{}` changes its shards or replicas", x.name));
+        }
+        if x.client.is_some() != y.client.is_some() {
+            return Err(format!(
+                "pool `{}` gains or loses its cluster client",
+                x.name
+            ));
+        }
+    }
+    if a.caches != b.caches {
+        return Err("cache tiers cannot be changed by an intervention".into());
+    }
+    for (x, y) in a.triggers.iter().zip(&b.triggers) {
+        let (mut x, y) = (x.clone(), y);
+        x.enabled = y.enabled;
+        x.label = y.label.clone();
+        if &x != y {
+            return Err(format!(
+                "event `{}` may only be switched on or off (`enabled`)",
+                x.name
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,207 @@
+//! Triggers: the time-triggered `[event.NAME]` sections (slowdowns, outages, bursts, cache
+//! node restarts, partitions, flushes, crashes).
+
+use super::check::{Problem, V, bad, index_of, int_in, nonzero_dur, positive};
+use crate::engine::time::SimTime;
+use crate::scenario::raw::*;
+use crate::scenario::spec::*;
+
+/// Validates `[event.NAME]` at `path`: only the keys its `kind` takes, names resolved
+/// against the validated pools and caches and the class names.
+pub fn trigger(
+    path: &str,
+    name: &str,
+    e: &RawEvent,
+    pools: &[PoolCfg],
+    classes: &[String],
+    caches: &[CacheCfg],
+) -> V<TriggerCfg> {
+    let (kind_name, allowed): (&str, &[&str]) = match e.kind {
+        RawEventKind::Slowdown => ("slowdown", &["pool", "factor", "for"]),
+        RawEventKind::Outage => ("outage", &["pool", "for"]),
+        RawEventKind::Burst => ("burst", &["class", "clients", "spread"]),
+        RawEventKind::RollingRestart => (
+            "rolling_restart",
+            &["cache", "fraction", "interval", "down_for"],
+        ),
+        RawEventKind::Partition => ("partition", &["cache", "fraction", "for"]),
+        RawEventKind::Flush => ("flush", &["cache", "fraction"]),
+        RawEventKind::Crash => ("crash", &["pool", "shard", "replica", "for"]),
+    };
+    let given = [
+        ("pool", e.pool.is_some()),
+        ("factor", e.factor.is_some()),
+        ("for", e.for_.is_some()),
+        ("class", e.class.is_some()),
+        ("clients", e.clients.is_some()),
+        ("spread", e.spread.is_some()),
+        ("cache", e.cache.is_some()),
+        ("fraction", e.fraction.is_some()),
+        ("interval", e.interval.is_some()),
+        ("down_for", e.down_for.is_some()),
+        ("shard", e.shard.is_some()),
+        ("replica", e.replica.is_some()),
+    ];
+    for (key, present) in given {
+        if present && !allowed.contains(&key) {
+            return bad(
+                format!("{path}.{key}"),
+                format!(
+                    "does not apply to a {kind_name} event (it takes: {})",
+                    allowed.join(", ")
+                ),
+            );
+        }
+    }
+    let need = |key: &str| -> Problem {
+        (
+            format!("{path}.{key}"),
+            format!("a {kind_name} event needs `{key}`"),
+        )
+    };
+    let pool_names: Vec<String> = pools.iter().map(|p| p.name.clone()).collect();
+    let cache_names: Vec<String> = caches.iter().map(|c| c.name.clone()).collect();
+    // The component a `key` (pool, cache, class) names: it must be given and exist.
+    let find = |key: &str, given: &Option<String>, known: &[String]| -> V<usize> {
+        let name = given.as_ref().ok_or_else(|| need(key))?;
+        index_of(&format!("{path}.{key}"), key, name, known)
+    };
+    let find_pool = || find("pool", &e.pool, &pool_names);
+    let find_cache = || find("cache", &e.cache, &cache_names);
+    let for_dur = || -> V<SimTime> {
+        nonzero_dur(&format!("{path}.for"), e.for_.ok_or_else(|| need("for"))?)
+    };
+    // The number of cache nodes a fraction covers (at least one).
+    let nodes_of = |cache: usize| -> V<u32> {
+        let f = e.fraction.ok_or_else(|| need("fraction"))?;
+        if !(f > 0.0 && f <= 1.0) {
+            return bad(
+                format!("{path}.fraction"),
+                format!("must be a fraction in (0, 1], not {f}"),
+            );
+        }
+        Ok(((f * caches[cache].nodes as f64).round() as u32).max(1))
+    };
+    let (kind, for_ns) = match e.kind {
+        RawEventKind::Slowdown => {
+            let factor = positive(
+                &format!("{path}.factor"),
+                e.factor.ok_or_else(|| need("factor"))?,
+            )?;
+            (
+                TriggerKind::Slowdown {
+                    pool: find_pool()?,
+                    factor,
+                },
+                for_dur()?,
+            )
+        }
+        RawEventKind::Outage => (TriggerKind::Outage { pool: find_pool()? }, for_dur()?),
+        RawEventKind::Burst => {
+            let class = find("class", &e.class, classes)?;
+            let clients = int_in(
+                &format!("{path}.clients"),
+                e.clients.ok_or_else(|| need("clients"))?,
+                1,
+                100_000_000,
+            )?;
+            let spread = e.spread.ok_or_else(|| need("spread"))?.0;
+            (
+                TriggerKind::Burst {
+                    class,
+                    clients: clients as u64,
+                },
+                spread,
+            )
+        }
+        RawEventKind::RollingRestart => {
+            let cache = find_cache()?;
+            let nodes = nodes_of(cache)?;
+            let interval_ns = nonzero_dur(
+                &format!("{path}.interval"),
+                e.interval.ok_or_else(|| need("interval"))?,
+            )?;
+            let down_for_ns = nonzero_dur(
+                &format!("{path}.down_for"),
+                e.down_for.ok_or_else(|| need("down_for"))?,
+            )?;
+            let length = interval_ns
+                .saturating_mul(nodes as u64 - 1)
+                .saturating_add(down_for_ns);
+            (
+                TriggerKind::RollingRestart {
+                    cache,
+                    nodes,
+                    interval_ns,
+                    down_for_ns,
+                },
+                length,
+            )
+        }
+        RawEventKind::Partition => {
+            let cache = find_cache()?;
+            (
+                TriggerKind::Partition {
+                    cache,
+                    nodes: nodes_of(cache)?,
+                },
+                for_dur()?,
+            )
+        }
+        RawEventKind::Flush => {
+            let cache = find_cache()?;
+            (
+                TriggerKind::Flush {
+                    cache,
+                    nodes: nodes_of(cache)?,
+                },
+                0,
+            )
+        }
+        RawEventKind::Crash => {
+            let pool = find_pool()?;
+            let p = &pools[pool];
+            let shard = int_in(
+                &format!("{path}.shard"),
+                e.shard.ok_or_else(|| need("shard"))?,
+                0,
+                p.shards as i64 - 1,
+            )? as u32;
+            let replica = int_in(
+                &format!("{path}.replica"),
+                e.replica.unwrap_or(0),
+                0,
+                p.replicas as i64,
+            )? as u32;
+            (
+                TriggerKind::Crash {
+                    pool,
+                    server: shard * (1 + p.replicas) + replica,
+                },
+                for_dur()?,
+            )
+        }
+    };
+    let every_ns = match e.every {
+        Some(ev) => {
+            let ev = nonzero_dur(&format!("{path}.every"), ev)?;
+            if ev <= for_ns {
+                return bad(
+                    format!("{path}.every"),
+                    "must be longer than the event itself",
+                );
+            }
+            Some(ev)
+        }
+        None => None,
+    };
+    Ok(TriggerCfg {
+        name: name.into(),
+        label: e.label.clone().unwrap_or_else(|| name.to_string()),
+        kind,
+        at_ns: e.at.0,
+        for_ns,
+        every_ns,
+        enabled: e.enabled,
+    })
+}
