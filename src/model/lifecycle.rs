@@ -73,17 +73,19 @@ impl Simulation<'_> {
     /// Moves request `r` through its states until it waits or is done.
     #[inline]
     pub(super) fn advance(&mut self, r: u32, mut next: Next) {
+        // A request keeps its class for life: every handler gets it.
+        let c = self.reqs[r].class as usize;
         loop {
             next = match next {
-                Next::Attempt => self.start_attempt(r),
-                Next::Step => self.start_step(r),
-                Next::Query => self.start_query(r),
-                Next::Part(ok, keys) => self.part_done(r, ok, keys),
-                Next::StepDone => self.step_done(r),
-                Next::QueryFailed => self.query_failed(r),
-                Next::AttemptFailed => self.attempt_failed(r),
+                Next::Attempt => self.start_attempt(r, c),
+                Next::Step => self.start_step(r, c),
+                Next::Query => self.start_query(r, c),
+                Next::Part(ok, keys) => self.part_done(r, c, ok, keys),
+                Next::StepDone => self.step_done(r, c),
+                Next::QueryFailed => self.query_failed(r, c),
+                Next::AttemptFailed => self.attempt_failed(r, c),
                 Next::Done(ok) => {
-                    self.request_done(r, ok);
+                    self.request_done(r, c, ok);
                     return;
                 }
                 Next::Wait => return,
@@ -94,9 +96,8 @@ impl Simulation<'_> {
     /// Starts an attempt: a retry passes the rate limit again; an open breaker fails it at
     /// once; otherwise the client's deadline is armed and the first step starts.
     #[inline]
-    fn start_attempt(&mut self, r: u32) -> Next {
+    fn start_attempt(&mut self, r: u32, c: usize) -> Next {
         let token = self.next_token();
-        let c = self.reqs[r].class as usize;
         let class = &self.cfg.classes[c];
         let (timeout, has_breaker) = (class.timeout_ns, class.retry.breaker.is_some());
         let req = &mut self.reqs[r];
@@ -133,10 +134,10 @@ impl Simulation<'_> {
     /// Starts the current step. A step without keys goes straight to its query; a keyed
     /// step draws its keys and looks them up ([`Simulation::start_keyed_step`]).
     #[inline(always)]
-    fn start_step(&mut self, r: u32) -> Next {
-        let (c, step) = (self.reqs[r].class as usize, self.reqs[r].step as usize);
-        let keyed = self.cfg.classes[c].steps[step].keyed;
+    fn start_step(&mut self, r: u32, c: usize) -> Next {
         let req = &mut self.reqs[r];
+        let step = req.step as usize;
+        let keyed = self.cfg.classes[c].steps[step].keyed;
         req.q_attempt = 0;
         req.q_prev_sleep = 0;
         if !keyed {
@@ -150,8 +151,7 @@ impl Simulation<'_> {
     /// that failed or came back after the client gave up fills nothing (the Slack
     /// sustaining loop).
     #[inline]
-    fn step_done(&mut self, r: u32) -> Next {
-        let c = self.reqs[r].class as usize;
+    fn step_done(&mut self, r: u32, c: usize) -> Next {
         let step = self.reqs[r].step as usize;
         let steps = &self.cfg.classes[c].steps;
         if let Some(ci) = steps[step].cache {
@@ -172,8 +172,8 @@ impl Simulation<'_> {
     /// The current query attempt failed: its outstanding parts become stale; retry the
     /// query, or fail the attempt. Out of line: the healthy path stays small.
     #[inline(never)]
-    fn query_failed(&mut self, r: u32) -> Next {
-        let (c, step) = (self.reqs[r].class as usize, self.reqs[r].step as usize);
+    fn query_failed(&mut self, r: u32, c: usize) -> Next {
+        let step = self.reqs[r].step as usize;
         let token = self.next_token();
         let policy = self.cfg.classes[c].steps[step].query.retry;
         let req = &mut self.reqs[r];
@@ -202,8 +202,7 @@ impl Simulation<'_> {
     /// outstanding becomes stale; retry the request, or fail it. Out of line: the healthy
     /// path stays small.
     #[inline(never)]
-    fn attempt_failed(&mut self, r: u32) -> Next {
-        let c = self.reqs[r].class as usize;
+    fn attempt_failed(&mut self, r: u32, c: usize) -> Next {
         let policy = self.cfg.classes[c].retry;
         if let Some(b) = &policy.breaker {
             self.classes[c].breaker.record(b, self.now, false);
@@ -238,8 +237,7 @@ impl Simulation<'_> {
 
     /// The request is over: count it, record its latency, free its slot.
     #[inline(always)]
-    fn request_done(&mut self, r: u32, ok: bool) {
-        let c = self.reqs[r].class as usize;
+    fn request_done(&mut self, r: u32, c: usize, ok: bool) {
         let arrived = self.reqs[r].arrived;
         let cs = &mut self.classes[c];
         if ok {

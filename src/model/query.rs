@@ -113,9 +113,9 @@ impl Simulation<'_> {
     /// part. A part that fails at once (outage, full queue, dead server) is counted here;
     /// the rest of the query is sent all the same (a pipeline or scatter goes out whole,
     /// and its other parts become work nobody waits for).
-    pub(super) fn start_query(&mut self, r: u32) -> Next {
+    pub(super) fn start_query(&mut self, r: u32, c: usize) -> Next {
         let token = self.next_token();
-        let (c, step) = (self.reqs[r].class as usize, self.reqs[r].step as usize);
+        let step = self.reqs[r].step as usize;
         let q = &self.cfg.classes[c].steps[step].query;
         let part = Part {
             pool: q.pool,
@@ -138,7 +138,7 @@ impl Simulation<'_> {
             Fanout::One => true,
         };
         if !single {
-            return self.send_parts(r, token, deadline, fanout, part);
+            return self.send_parts(r, c, token, deadline, fanout, part);
         }
         // The common case (one part) skips the grouping buffer.
         let pool = &self.cfg.pools[part.pool];
@@ -164,6 +164,7 @@ impl Simulation<'_> {
     fn send_parts(
         &mut self,
         r: u32,
+        c: usize,
         token: u32,
         deadline: SimTime,
         fanout: Fanout,
@@ -195,7 +196,7 @@ impl Simulation<'_> {
             let job = self.job(r, token, deadline, server, part, keys);
             // Once a failed part has decided the query, later parts go out unheard.
             if !self.send(part.pool, job) && next == Next::Wait {
-                next = self.part_done(r, false, keys);
+                next = self.part_done(r, c, false, keys);
             }
         }
         self.keys.parts = parts;
@@ -233,8 +234,8 @@ impl Simulation<'_> {
     /// fails the query (Grab's pipelines). Partial: the query succeeds with the parts that
     /// succeeded once all are back, and key-level outcomes are counted part by part.
     #[inline]
-    pub(super) fn part_done(&mut self, r: u32, ok: bool, keys: u32) -> Next {
-        let (c, step) = (self.reqs[r].class as usize, self.reqs[r].step as usize);
+    pub(super) fn part_done(&mut self, r: u32, c: usize, ok: bool, keys: u32) -> Next {
+        let step = self.reqs[r].step as usize;
         let st = &self.cfg.classes[c].steps[step];
         let (partial, counts_keys) = (st.query.completion == Completion::Partial, st.counts_keys);
         let req = &mut self.reqs[r];
