@@ -67,15 +67,12 @@ impl Measure {
         Measure::HitRatio,
     ];
 
-    /// The measures of every request class, in column order.
-    pub const CLASS: [Measure; 6] = [
-        Measure::Offered,
-        Measure::Attempts,
-        Measure::Goodput,
-        Measure::Failed,
-        Measure::Rejected,
-        Measure::LatencyP99,
-    ];
+    /// The measures a component of `kind` ("class", "pool", "cache") has, in column order.
+    pub fn of(kind: &'static str) -> impl Iterator<Item = Measure> {
+        Measure::ALL
+            .into_iter()
+            .filter(move |m| m.owner_kind() == kind)
+    }
 
     /// The column name's suffix (after `<component>.`), or the whole name for `time_s`.
     pub fn suffix(self) -> &'static str {
@@ -131,9 +128,10 @@ pub struct Column {
     pub name: String,
 }
 
-/// The columns of `timeseries.csv` for a configuration: `time_s`, then per class
-/// [`Measure::CLASS`], per pool `utilization`, `queue_len`, `queries_per_s` (and
-/// `primary_utilization` with replicas), per cache tier `hit_ratio`.
+/// The columns of `timeseries.csv` for a configuration: `time_s`, then per class its
+/// measures, per pool `utilization`, `queue_len`, `queries_per_s` (and
+/// `primary_utilization` with replicas), per cache tier `hit_ratio` (each in the order of
+/// [`Measure::ALL`]).
 pub fn columns(cfg: &Config) -> Vec<Column> {
     let mut out = vec![Column {
         owner: Owner::Time,
@@ -148,31 +146,24 @@ pub fn columns(cfg: &Config) -> Vec<Column> {
         })
     };
     for (i, c) in cfg.classes.iter().enumerate() {
-        for m in Measure::CLASS {
+        for m in Measure::of("class") {
             add(Owner::Class(i), &c.name, m);
         }
     }
     for (i, p) in cfg.pools.iter().enumerate() {
-        for m in [
-            Measure::Utilization,
-            Measure::QueueLen,
-            Measure::QueriesPerS,
-        ] {
-            add(Owner::Pool(i), &p.name, m);
-        }
-        if p.replicas > 0 {
-            add(Owner::Pool(i), &p.name, Measure::PrimaryUtilization);
+        for m in Measure::of("pool") {
+            // Only pools with replicas have primaries to tell apart.
+            if m != Measure::PrimaryUtilization || p.replicas > 0 {
+                add(Owner::Pool(i), &p.name, m);
+            }
         }
     }
     for (i, c) in cfg.caches.iter().enumerate() {
-        add(Owner::Cache(i), &c.name, Measure::HitRatio);
+        for m in Measure::of("cache") {
+            add(Owner::Cache(i), &c.name, m);
+        }
     }
     out
-}
-
-/// The column names, in order (the CSV header).
-pub fn column_names(cfg: &Config) -> Vec<String> {
-    columns(cfg).into_iter().map(|c| c.name).collect()
 }
 
 #[cfg(test)]
