@@ -2,6 +2,7 @@
 //! is written to a temporary name and renamed, so an interrupted run leaves no half file.
 
 pub mod csv;
+pub mod figure;
 pub mod files;
 pub mod index_page;
 pub mod sweep;
