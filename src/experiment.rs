@@ -1,12 +1,19 @@
-//! Experiments: a single run with its outputs, and sweeps over many runs (tipping curves,
-//! phase maps) with their shards.
+//! Experiments: a single run with its files, sweeps over many runs (tipping curves, phase
+//! maps) with their shards. This layer decides
+//! what runs and which files are written; the bytes come from [`crate::export`] and the
+//! pictures from [`crate::report`].
+//!
+//! [`plan`] is a sweep's data (what it covers, each run's measure): the reports and
+//! exporters read it, and the orchestration here fills it.
 
+pub mod plan;
 pub mod run;
 pub mod shard;
 pub mod sweep;
 
 use crate::model::SimError;
 use crate::scenario::ScenarioError;
+use std::path::Path;
 
 /// Why an experiment failed. Bad input (exit code 2) is told apart from everything else.
 #[derive(Debug, thiserror::Error)]
@@ -41,10 +48,20 @@ impl Error {
         matches!(self, Error::Scenario(_) | Error::Merge { .. })
     }
 
-    pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> Self {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
         Error::Io {
             path: path.display().to_string(),
             source,
         }
     }
+}
+
+/// Creates an output folder and its parents.
+pub(crate) fn create_dir(dir: &Path) -> Result<(), Error> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))
+}
+
+/// Writes an exporter's bytes to `path` atomically.
+pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    crate::report::write_atomic(path, bytes).map_err(|e| Error::io(path, e))
 }

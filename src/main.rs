@@ -1,10 +1,11 @@
 //! The `brink` command: parses arguments, calls the library, prints. No model logic here.
 
 use anyhow::Context;
+use brink::experiment::plan::Kind;
 use brink::experiment::sweep::{Shard, Sweep, Variants};
 use brink::experiment::{self, Error, shard};
-use brink::report::index_page::{self, Section};
-use brink::report::sweep::{Kind, Region, SweepReport};
+use brink::export::{self, Section};
+use brink::report::sweep::{Region, SweepReport};
 use brink::scenario::{Loader, Override, Scenario};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -222,12 +223,12 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                 });
             }
             let page = out.join("index.html");
-            brink::report::write_atomic(&page, index_page::html(&sections).as_bytes()).map_err(
-                |e| Error::Io {
+            brink::report::write_atomic(&page, &export::index_html(&sections)).map_err(|e| {
+                Error::Io {
                     path: page.display().to_string(),
                     source: e,
-                },
-            )?;
+                }
+            })?;
             eprintln!("-> {}", page.display());
             Ok(())
         }

@@ -1,8 +1,10 @@
-//! One simulation run and its files: `summary.json`, `timeseries.csv`, `timeline.png/.svg`.
+//! One simulation run and its files: `summary.json`, `timeseries.csv`, `timeline.png/.svg`
+//! (and `timeline-zoom.png/.svg` when the scenario asks for a window).
 
-use super::Error;
+use super::{Error, create_dir, write_file};
+use crate::export;
 use crate::model::{self, RunResult};
-use crate::report::{self, timeline};
+use crate::report::timeline;
 use crate::scenario::Scenario;
 use std::path::{Path, PathBuf};
 
@@ -23,12 +25,15 @@ pub fn simulate(sc: &Scenario) -> Result<RunResult, Error> {
 
 /// Writes a run's files into `dir` (created if needed).
 pub fn write_outputs(dir: &Path, result: &RunResult) -> Result<(), Error> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let p = dir.join("summary.json");
-    report::write_json(&p, &result.summary).map_err(|e| Error::io(&p, e))?;
-    let p = dir.join("timeseries.csv");
-    report::write_atomic(&p, report::csv::timeseries(&result.series).as_bytes())
-        .map_err(|e| Error::io(&p, e))?;
+    create_dir(dir)?;
+    write_file(
+        &dir.join("summary.json"),
+        &export::summary_json(&result.summary),
+    )?;
+    write_file(
+        &dir.join("timeseries.csv"),
+        &export::timeseries_csv(&result.series),
+    )?;
     let panels = timeline::default_panels(&result.series);
     timeline::write(dir, &result.title, &result.series, &result.markers, &panels)
         .map_err(|e| Error::io(&dir.join("timeline.png"), e))?;
