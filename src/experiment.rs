@@ -1,15 +1,19 @@
 //! Experiments: a single run with its files, sweeps over many runs (tipping curves, phase
-//! maps) with their shards. This layer decides
+//! maps) with their shards, and `brink all` over a folder of scenarios. This layer decides
 //! what runs and which files are written; the bytes come from [`crate::export`] and the
 //! pictures from [`crate::report`].
 //!
 //! [`plan`] is a sweep's data (what it covers, each run's measure): the reports and
 //! exporters read it, and the orchestration here fills it.
 
+pub mod all;
+pub mod observe;
 pub mod plan;
 pub mod run;
 pub mod shard;
 pub mod sweep;
+
+pub use observe::{Observer, Quiet, RunWritten, SweepOutcome, SweepWritten};
 
 use crate::model::SimError;
 use crate::scenario::ScenarioError;
@@ -31,6 +35,15 @@ pub enum Error {
         dir: String,
         /// What is wrong with them.
         msg: String,
+    },
+    /// The folder of scenario files could not be read.
+    // The reason is the source, which the error chain prints after the message.
+    #[error("cannot read the scenario folder {dir}")]
+    ScenarioFolder {
+        /// The folder.
+        dir: String,
+        /// The operating system's reason.
+        source: std::io::Error,
     },
     /// An output file could not be written.
     #[error("cannot write {path}: {source}")]

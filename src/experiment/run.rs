@@ -1,12 +1,15 @@
 //! One simulation run and its files: `summary.json`, `timeseries.csv`, `timeline.png/.svg`
 //! (and `timeline-zoom.png/.svg` when the scenario asks for a window).
 
+use super::observe::{Observer, RunWritten};
 use super::{Error, create_dir, write_file};
 use crate::export;
-use crate::model::{self, RunResult};
+use crate::model::{self, RunResult, Simulation};
 use crate::report::timeline;
 use crate::scenario::Scenario;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 
 /// The folder a scenario's outputs go to: `out/<scenario>/`, or
 /// `out/<scenario>/variants/<variant>/` for a variant.
@@ -21,6 +24,32 @@ pub fn output_dir(out: &Path, sc: &Scenario) -> PathBuf {
 /// Runs `sc` once and returns its result without writing anything.
 pub fn simulate(sc: &Scenario) -> Result<RunResult, Error> {
     Ok(model::run(sc, 0)?)
+}
+
+/// Runs `sc` once (run index 0) and writes its files into [`output_dir`]; `obs` hears the
+/// progress and the files written.
+pub fn run_and_write(sc: &Scenario, out: &Path, obs: &dyn Observer) -> Result<RunWritten, Error> {
+    let simulated_ns = Arc::new(AtomicU64::new(0));
+    obs.run_started(sc, &simulated_ns);
+    let result = Simulation::new(sc, 0).with_progress(simulated_ns).run();
+    obs.run_stopped();
+    let result = result?;
+    let dir = output_dir(out, sc);
+    write_outputs(&dir, &result)?;
+    let written = RunWritten {
+        scenario: sc.name.clone(),
+        dir,
+        events: result.summary.events,
+        completed: result
+            .summary
+            .classes
+            .values()
+            .map(|c| c.succeeded + c.failed)
+            .sum(),
+        wall_s: result.wall_s,
+    };
+    obs.run_written(&written);
+    Ok(written)
 }
 
 /// Writes a run's files into `dir` (created if needed).

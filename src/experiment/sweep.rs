@@ -4,8 +4,9 @@
 //! local rayon pool; results are kept in run order, so the output does not depend on
 //! `--jobs`, and `--shard K/N` runs every N-th run from K.
 
+use super::observe::{Observer, SweepOutcome, SweepWritten};
 use super::plan::{AxisPlan, Branch, Kind, Plan, RunPoint, VariantPlan};
-use super::{Error, create_dir, write_file};
+use super::{Error, create_dir, shard, write_file};
 use crate::engine::time::{SimTime, secs_to_ns};
 use crate::export;
 use crate::model::{self, RunResult, SimError};
@@ -15,6 +16,7 @@ use crate::scenario::sweep::{Axis, AxisUnit, Measure, Tipping};
 use crate::scenario::{self, Loader, Override, Scenario, ScenarioError};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 /// The name of the scenario as written, among variants.
 pub const BASE: &str = "base";
@@ -271,6 +273,44 @@ impl Sweep {
                 })
                 .collect()
         })
+    }
+
+    /// Runs the whole sweep, or one shard of it, on `jobs` threads (0: all cores) and
+    /// writes its files under `out`: the sweep's files, or the shard's file. `obs` hears
+    /// the progress and the files written.
+    pub fn run_and_write(
+        &self,
+        jobs: usize,
+        shard: Option<Shard>,
+        out: &Path,
+        obs: &dyn Observer,
+    ) -> Result<SweepWritten, Error> {
+        let plan = &self.plan;
+        let indices = self.indices(shard);
+        obs.sweep_started(plan, indices.len());
+        let start = Instant::now();
+        let runs = self.run(&indices, jobs, &|| obs.sweep_progressed());
+        obs.sweep_stopped();
+        let runs = runs?;
+        let wall_s = start.elapsed().as_secs_f64();
+        let dir = output_dir(out, plan);
+        let outcome = match shard {
+            Some(s) => SweepOutcome::Shard {
+                shard: s,
+                file: shard::write(&dir, plan, s, runs)?,
+            },
+            None => SweepOutcome::Whole(Box::new(write_outputs(&dir, plan, &runs)?)),
+        };
+        let written = SweepWritten {
+            scenario: plan.scenario.clone(),
+            kind: plan.kind,
+            dir,
+            runs: indices.len(),
+            wall_s,
+            outcome,
+        };
+        obs.sweep_written(&written);
+        Ok(written)
     }
 
     fn run_one(&self, i: u64) -> Result<RunPoint, Error> {
