@@ -20,6 +20,8 @@ use crate::scenario::ScenarioError;
 use std::path::Path;
 
 /// Why an experiment failed. Bad input (exit code 2) is told apart from everything else.
+/// An operating system's reason is the error's source, which the error chain (`{:#}`)
+/// prints after the message.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The scenario or an override is invalid.
@@ -37,7 +39,6 @@ pub enum Error {
         msg: String,
     },
     /// The folder of scenario files could not be read.
-    // The reason is the source, which the error chain prints after the message.
     #[error("cannot read the scenario folder {dir}")]
     ScenarioFolder {
         /// The folder.
@@ -46,7 +47,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// An output file could not be written.
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}")]
     Io {
         /// The file or folder.
         path: String,
