@@ -1,14 +1,27 @@
-//! Experiments: a single run with its outputs, and sweeps over many runs (tipping curves,
-//! phase maps) with their shards.
+//! Experiments: a single run with its files, sweeps over many runs (tipping curves, phase
+//! maps) with their shards, and `brink all` over a folder of scenarios. This layer decides
+//! what runs and which files are written; the bytes come from [`crate::export`] and the
+//! pictures from [`crate::report`].
+//!
+//! [`plan`] is a sweep's data (what it covers, each run's measure): the reports and
+//! exporters read it, and the orchestration here fills it.
 
+pub mod all;
+pub mod observe;
+pub mod plan;
 pub mod run;
 pub mod shard;
 pub mod sweep;
 
+pub use observe::{Observer, Quiet, RunWritten, SweepOutcome, SweepWritten};
+
 use crate::model::SimError;
 use crate::scenario::ScenarioError;
+use std::path::Path;
 
 /// Why an experiment failed. Bad input (exit code 2) is told apart from everything else.
+/// An operating system's reason is the error's source, which the error chain (`{:#}`)
+/// prints after the message.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The scenario or an override is invalid.
@@ -25,8 +38,16 @@ pub enum Error {
         /// What is wrong with them.
         msg: String,
     },
+    /// The folder of scenario files could not be read.
+    #[error("cannot read the scenario folder {dir}")]
+    ScenarioFolder {
+        /// The folder.
+        dir: String,
+        /// The operating system's reason.
+        source: std::io::Error,
+    },
     /// An output file could not be written.
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}")]
     Io {
         /// The file or folder.
         path: String,
@@ -41,10 +62,20 @@ impl Error {
         matches!(self, Error::Scenario(_) | Error::Merge { .. })
     }
 
-    pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> Self {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
         Error::Io {
             path: path.display().to_string(),
             source,
         }
     }
+}
+
+/// Creates an output folder and its parents.
+pub(crate) fn create_dir(dir: &Path) -> Result<(), Error> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))
+}
+
+/// Writes an exporter's bytes to `path` atomically.
+pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    crate::report::write_atomic(path, bytes).map_err(|e| Error::io(path, e))
 }

@@ -19,12 +19,16 @@
 //! assert_eq!(class.offered, class.succeeded + class.failed + class.in_flight);
 //! ```
 //!
-//! Layers, each using only those below it: [`experiment`] (runs and sweeps), [`report`]
-//! (files and pictures), [`model`] (components and the event loop), [`scenario`] (reading
-//! and validating input), [`engine`] (time, event queue, random streams).
+//! Layers, each using only those below it: [`experiment`] (runs and sweeps, and which files
+//! they write), [`export`] (the bytes of each file format), [`report`] (what is derived to
+//! show results: sweep regions and headroom, pictures), [`model`] (components and the event
+//! loop), [`scenario`] (reading and validating input), [`engine`] (time, event queue, random
+//! streams). One exception: a sweep's plan ([`experiment::plan`]) is plain data that
+//! [`report`] and [`export`] read.
 
 pub mod engine;
 pub mod experiment;
+pub mod export;
 pub mod model;
 pub mod report;
 pub mod scenario;

@@ -1,18 +1,18 @@
 //! The `brink` command: parses arguments, calls the library, prints. No model logic here.
 
-use anyhow::Context;
+use brink::experiment::plan::{Kind, Plan};
 use brink::experiment::sweep::{Shard, Sweep, Variants};
-use brink::experiment::{self, Error, shard};
-use brink::report::index_page::{self, Section};
-use brink::report::sweep::{Kind, Region, SweepReport};
+use brink::experiment::{Error, Observer, RunWritten, SweepOutcome, SweepWritten, all, run, shard};
+use brink::report::sweep::{SweepReport, headroom_table, phase_table};
 use brink::scenario::{Loader, Override, Scenario};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// brink: find the tipping point of failure patterns in distributed systems.
@@ -125,6 +125,7 @@ fn main() -> ExitCode {
 }
 
 fn dispatch(cli: Cli) -> anyhow::Result<()> {
+    let console = Console::default();
     match cli.command {
         Command::Run {
             file,
@@ -134,108 +135,51 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             variant,
         } => {
             let sc = load(&file, variant.as_deref(), &sets, seed)?;
-            run_one(&sc, &out)
+            run::run_and_write(&sc, &out, &console)?;
         }
         Command::Check { files } => {
             let mut bad = Vec::new();
             for f in &files {
-                match Loader::open(f).and_then(|l| check_all_variants(&l)) {
+                match Loader::open(f).and_then(|l| all::check(&l)) {
                     Ok(n) => println!("ok  {} ({n} variants)", f.display()),
                     Err(e) => bad.push(e),
                 }
             }
             match bad.len() {
-                0 => Ok(()),
-                1 => Err(bad.remove(0).into()),
+                0 => {}
+                1 => return Err(bad.remove(0).into()),
                 n => {
                     for e in &bad[1..] {
                         eprintln!("error: {e}");
                     }
-                    Err(anyhow::Error::new(bad.remove(0))
-                        .context(format!("{n} scenario files are invalid; the first")))
+                    return Err(anyhow::Error::new(bad.remove(0))
+                        .context(format!("{n} scenario files are invalid; the first")));
                 }
             }
         }
         Command::List { dir } => {
-            for f in scenario_files(&dir)? {
-                let l = Loader::open(&f)?;
-                let sc = l.load(None, &[])?;
+            for f in all::scenario_files(&dir)? {
+                let sc = Loader::open(&f)?.load(None, &[])?;
                 println!("{:<24} {}", sc.name, sc.title);
             }
-            Ok(())
         }
-        Command::Tipping(args) => sweep(Kind::Tipping, &args),
-        Command::Phase(args) => sweep(Kind::Phase, &args),
+        Command::Tipping(args) => sweep(Kind::Tipping, &args, &console)?,
+        Command::Phase(args) => sweep(Kind::Phase, &args, &console)?,
         Command::Merge { dir } => {
             for (folder, kind, r) in shard::merge(&dir)? {
-                report_sweep(kind, &r, &folder);
+                print_report(kind, &r, &folder);
             }
-            Ok(())
         }
         Command::All { dir, out } => {
-            let files = scenario_files(&dir)?;
-            // Validate everything first: bad input writes nothing.
-            let mut todo = Vec::new();
-            for f in &files {
-                let sc = load(f, None, &[], None)?;
-                let all = Variants {
-                    names: vec![],
-                    all: true,
-                };
-                let tipping = match sc.tipping {
-                    Some(_) => Some(Sweep::prepare(
-                        Loader::open(f)?,
-                        Kind::Tipping,
-                        &all,
-                        vec![],
-                    )?),
-                    None => None,
-                };
-                let phase = match sc.phase {
-                    Some(_) => Some(Sweep::prepare(
-                        Loader::open(f)?,
-                        Kind::Phase,
-                        &Variants::default(),
-                        vec![],
-                    )?),
-                    None => None,
-                };
-                todo.push((sc, tipping, phase));
-            }
-            let mut sections = Vec::new();
-            for (sc, tipping, phase) in &todo {
-                run_one(sc, &out)?;
-                let tipping = match tipping {
-                    Some(s) => Some(run_sweep(s, 0, None, &out)?),
-                    None => None,
-                };
-                if let Some(p) = phase {
-                    run_sweep(p, 0, None, &out)?;
-                }
-                sections.push(Section {
-                    name: sc.name.clone(),
-                    title: sc.title.clone(),
-                    description: sc.description.clone(),
-                    case: sc.case.clone(),
-                    tipping: tipping.flatten(),
-                    phase: phase.is_some(),
-                });
-            }
-            let page = out.join("index.html");
-            brink::report::write_atomic(&page, index_page::html(&sections).as_bytes()).map_err(
-                |e| Error::Io {
-                    path: page.display().to_string(),
-                    source: e,
-                },
-            )?;
+            let page = all::run_all(&dir, &out, &console)?;
             eprintln!("-> {}", page.display());
-            Ok(())
         }
     }
+    Ok(())
 }
 
 /// `brink tipping` and `brink phase`.
-fn sweep(kind: Kind, a: &SweepArgs) -> anyhow::Result<()> {
+fn sweep(kind: Kind, a: &SweepArgs, console: &Console) -> anyhow::Result<()> {
     let loader = Loader::open(&a.file)?;
     let mut sets = Vec::new();
     if let Some(n) = a.seeds {
@@ -253,96 +197,11 @@ fn sweep(kind: Kind, a: &SweepArgs) -> anyhow::Result<()> {
         all: a.all_variants,
     };
     let sweep = Sweep::prepare(loader, kind, &variants, sets)?;
-    run_sweep(&sweep, a.jobs, a.shard, &a.out)?;
+    sweep.run_and_write(a.jobs, a.shard, &a.out, console)?;
     Ok(())
 }
 
-/// Runs a prepared sweep (or one shard of it) and writes its files; returns the report of a
-/// whole sweep.
-fn run_sweep(
-    sweep: &Sweep,
-    jobs: usize,
-    shard: Option<Shard>,
-    out: &Path,
-) -> anyhow::Result<Option<SweepReport>> {
-    let plan = sweep.plan();
-    let indices = sweep.indices(shard);
-    let target = if std::io::stderr().is_terminal() {
-        ProgressDrawTarget::stderr()
-    } else {
-        ProgressDrawTarget::hidden()
-    };
-    let bar = ProgressBar::with_draw_target(Some(indices.len() as u64), target);
-    bar.set_style(
-        ProgressStyle::with_template("{prefix} [{bar:40}] {pos}/{len} runs, {elapsed}, eta {eta}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    bar.set_prefix(format!("{} {}", plan.scenario, plan.kind.stem()));
-    let start = Instant::now();
-    let runs = sweep.run(&indices, jobs, &|| bar.inc(1))?;
-    bar.finish_and_clear();
-    let dir = experiment::sweep::output_dir(out, plan);
-    let wall = start.elapsed().as_secs_f64();
-    if let Some(s) = shard {
-        let p = shard::write(&dir, plan, s, runs)?;
-        eprintln!(
-            "{} {}: shard {}/{}: {} runs in {wall:.1} s -> {}",
-            plan.scenario,
-            plan.kind.stem(),
-            s.index,
-            s.count,
-            indices.len(),
-            p.display()
-        );
-        return Ok(None);
-    }
-    let r = experiment::sweep::write_outputs(&dir, plan, &runs)?;
-    eprintln!(
-        "{} {}: {} runs in {wall:.1} s wall",
-        plan.scenario,
-        plan.kind.stem(),
-        runs.len()
-    );
-    report_sweep(plan.kind, &r, &dir);
-    Ok(Some(r))
-}
-
-/// Prints the headroom table of a tipping sweep, or the region counts of a phase map.
-fn report_sweep(kind: Kind, r: &SweepReport, dir: &Path) {
-    match kind {
-        Kind::Tipping => print!("{}", brink::report::sweep::headroom_table(r)),
-        Kind::Phase => {
-            println!(
-                "{}: phase map of {} x {}",
-                r.scenario,
-                r.vary,
-                r.vary2.as_deref().unwrap_or("")
-            );
-            for v in &r.variants {
-                let count = |x: Region| v.points.iter().filter(|c| c.state == x).count();
-                println!(
-                    "  {}: {} stable, {} metastable, {} overloaded cells",
-                    v.variant,
-                    count(Region::Stable),
-                    count(Region::Metastable),
-                    count(Region::Overloaded)
-                );
-            }
-        }
-    }
-    eprintln!("-> {}", dir.display());
-}
-
-fn check_all_variants(l: &Loader) -> Result<usize, brink::scenario::ScenarioError> {
-    l.load(None, &[])?;
-    let names = l.variant_names();
-    for v in &names {
-        l.load(Some(v), &[])?;
-    }
-    Ok(names.len())
-}
-
+/// The scenario of `brink run`: the file with a variant, `--set`s and `--seed`.
 fn load(
     file: &Path,
     variant: Option<&str>,
@@ -364,47 +223,109 @@ fn load(
     Ok(loader.load(variant, &overrides)?)
 }
 
-fn scenario_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("cannot read the scenario folder {}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    files.sort();
-    Ok(files)
+/// Prints the headroom table of a tipping sweep, or the region counts of a phase map.
+fn print_report(kind: Kind, r: &SweepReport, dir: &Path) {
+    match kind {
+        Kind::Tipping => print!("{}", headroom_table(r)),
+        Kind::Phase => print!("{}", phase_table(r)),
+    }
+    eprintln!("-> {}", dir.display());
 }
 
-fn run_one(sc: &Scenario, out: &Path) -> anyhow::Result<()> {
-    let progress = Arc::new(AtomicU64::new(0));
-    let done = Arc::new(AtomicBool::new(false));
-    let bar = spawn_bar(&sc.name, sc.duration, progress.clone(), done.clone());
-    let result = brink::model::Simulation::new(sc, 0)
-        .with_progress(progress)
-        .run();
-    done.store(true, Ordering::Relaxed);
-    if let Some(h) = bar {
-        let _ = h.join();
+/// The console: progress bars on stderr when it is a terminal, and a line per set of files
+/// written.
+#[derive(Default)]
+struct Console {
+    /// The single run's bar: its stop flag and its thread.
+    run_bar: Mutex<Option<(Arc<AtomicBool>, JoinHandle<()>)>>,
+    sweep_bar: Mutex<Option<ProgressBar>>,
+}
+
+impl Observer for Console {
+    fn run_started(&self, sc: &Scenario, simulated_ns: &Arc<AtomicU64>) {
+        let done = Arc::new(AtomicBool::new(false));
+        if let Some(h) = spawn_bar(&sc.name, sc.duration, simulated_ns.clone(), done.clone())
+            && let Ok(mut slot) = self.run_bar.lock()
+        {
+            *slot = Some((done, h));
+        }
     }
-    let result = result.map_err(Error::from)?;
-    let dir = experiment::run::output_dir(out, sc);
-    experiment::run::write_outputs(&dir, &result)?;
-    let completed: u64 = result
-        .summary
-        .classes
-        .values()
-        .map(|c| c.succeeded + c.failed)
-        .sum();
-    eprintln!(
-        "{}: {} events, {} requests in {:.3} s wall ({:.3e} requests/s, {:.3e} events/s) -> {}",
-        sc.name,
-        result.summary.events,
-        completed,
-        result.wall_s,
-        completed as f64 / result.wall_s.max(1e-9),
-        result.summary.events as f64 / result.wall_s.max(1e-9),
-        dir.display()
-    );
-    Ok(())
+
+    fn run_stopped(&self) {
+        if let Some((done, h)) = self.run_bar.lock().ok().and_then(|mut s| s.take()) {
+            done.store(true, Ordering::Relaxed);
+            let _ = h.join();
+        }
+    }
+
+    fn run_written(&self, w: &RunWritten) {
+        eprintln!(
+            "{}: {} events, {} requests in {:.3} s wall ({:.3e} requests/s, {:.3e} events/s) -> {}",
+            w.scenario,
+            w.events,
+            w.completed,
+            w.wall_s,
+            w.completed as f64 / w.wall_s.max(1e-9),
+            w.events as f64 / w.wall_s.max(1e-9),
+            w.dir.display()
+        );
+    }
+
+    fn sweep_started(&self, plan: &Plan, runs: usize) {
+        let target = if std::io::stderr().is_terminal() {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        };
+        let bar = ProgressBar::with_draw_target(Some(runs as u64), target);
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{prefix} [{bar:40}] {pos}/{len} runs, {elapsed}, eta {eta}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        bar.set_prefix(format!("{} {}", plan.scenario, plan.kind.stem()));
+        if let Ok(mut slot) = self.sweep_bar.lock() {
+            *slot = Some(bar);
+        }
+    }
+
+    fn sweep_progressed(&self) {
+        if let Ok(slot) = self.sweep_bar.lock()
+            && let Some(bar) = slot.as_ref()
+        {
+            bar.inc(1);
+        }
+    }
+
+    fn sweep_stopped(&self) {
+        if let Some(bar) = self.sweep_bar.lock().ok().and_then(|mut s| s.take()) {
+            bar.finish_and_clear();
+        }
+    }
+
+    fn sweep_written(&self, w: &SweepWritten) {
+        let stem = w.kind.stem();
+        match &w.outcome {
+            SweepOutcome::Whole(r) => {
+                eprintln!(
+                    "{} {stem}: {} runs in {:.1} s wall",
+                    w.scenario, w.runs, w.wall_s
+                );
+                print_report(w.kind, r, &w.dir);
+            }
+            SweepOutcome::Shard { shard, file } => eprintln!(
+                "{} {stem}: shard {}/{}: {} runs in {:.1} s -> {}",
+                w.scenario,
+                shard.index,
+                shard.count,
+                w.runs,
+                w.wall_s,
+                file.display()
+            ),
+        }
+    }
 }
 
 /// A progress bar on stderr for runs longer than about a second; none when stderr is not a
@@ -414,7 +335,7 @@ fn spawn_bar(
     total_ns: u64,
     progress: Arc<AtomicU64>,
     done: Arc<AtomicBool>,
-) -> Option<std::thread::JoinHandle<()>> {
+) -> Option<JoinHandle<()>> {
     if !std::io::stderr().is_terminal() {
         return None;
     }

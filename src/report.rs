@@ -1,11 +1,12 @@
-//! Reports: CSV and JSON writers and plotters charts. Reports only read results; every file
-//! is written to a temporary name and renamed, so an interrupted run leaves no half file.
+//! Reports: what is derived from results to show them (a sweep's regions, tipping points
+//! and headroom; the console tables) and the pictures (plotters). The bytes of the data
+//! files come from [`crate::export`]; every file is written to a temporary name and
+//! renamed ([`files`]), so an interrupted run leaves no half file.
 
-pub mod csv;
+pub mod figure;
 pub mod files;
-pub mod index_page;
 pub mod sweep;
 pub mod sweep_plot;
 pub mod timeline;
 
-pub use files::{write_atomic, write_json};
+pub use files::write_atomic;

@@ -3,20 +3,12 @@
 //! the files one unsharded run writes (the outputs are derived from the plan and the runs
 //! alone, so this is byte for byte).
 
-use super::Error;
+use super::plan::{Kind, Plan, RunPoint};
 use super::sweep::{Shard, write_outputs};
-use crate::report::sweep::{Kind, Plan, RunPoint, SweepReport};
-use serde::{Deserialize, Serialize};
+use super::{Error, create_dir, write_file};
+use crate::export::shard_json::{ShardFile, read_shard_json, shard_json};
+use crate::report::sweep::SweepReport;
 use std::path::{Path, PathBuf};
-
-/// The contents of a shard file.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct ShardFile {
-    pub shard: u64,
-    pub of: u64,
-    pub plan: Plan,
-    pub runs: Vec<RunPoint>,
-}
 
 /// The name of a shard's file.
 pub fn file_name(kind: Kind, shard: Shard) -> String {
@@ -30,7 +22,7 @@ pub fn file_name(kind: Kind, shard: Shard) -> String {
 
 /// Writes one shard's runs into `dir`; returns the file's path.
 pub fn write(dir: &Path, plan: &Plan, shard: Shard, runs: Vec<RunPoint>) -> Result<PathBuf, Error> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    create_dir(dir)?;
     let p = dir.join(file_name(plan.kind, shard));
     let file = ShardFile {
         shard: shard.index,
@@ -38,7 +30,7 @@ pub fn write(dir: &Path, plan: &Plan, shard: Shard, runs: Vec<RunPoint>) -> Resu
         plan: plan.clone(),
         runs,
     };
-    crate::report::write_json(&p, &file).map_err(|e| Error::io(&p, e))?;
+    write_file(&p, &shard_json(&file))?;
     Ok(p)
 }
 
@@ -119,7 +111,7 @@ fn join(dir: &Path, files: &[&PathBuf]) -> Result<(Plan, Vec<RunPoint>), Error> 
     let mut shards = Vec::new();
     for p in files {
         let text = std::fs::read_to_string(p).map_err(|e| unreadable(p, e))?;
-        let s: ShardFile = serde_json::from_str(&text)
+        let s = read_shard_json(&text)
             .map_err(|e| bad(format!("{} is not a shard file: {e}", name_of(p))))?;
         shards.push((name_of(p), s));
     }

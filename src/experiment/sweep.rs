@@ -4,17 +4,19 @@
 //! local rayon pool; results are kept in run order, so the output does not depend on
 //! `--jobs`, and `--shard K/N` runs every N-th run from K.
 
-use super::Error;
+use super::observe::{Observer, SweepOutcome, SweepWritten};
+use super::plan::{AxisPlan, Branch, Kind, Plan, RunPoint, VariantPlan};
+use super::{Error, create_dir, shard, write_file};
 use crate::engine::time::{SimTime, secs_to_ns};
+use crate::export;
 use crate::model::{self, RunResult, SimError};
-use crate::report::sweep::{
-    self, AxisPlan, Branch, Kind, Plan, RunPoint, SweepReport, VariantPlan,
-};
-use crate::report::{self, sweep_plot};
-use crate::scenario::sweep::{Axis, AxisUnit, Health, Measure, Tipping};
-use crate::scenario::{Loader, Override, Scenario, ScenarioError};
+use crate::report::sweep::{self, SweepReport};
+use crate::report::sweep_plot;
+use crate::scenario::sweep::{Axis, AxisUnit, Measure, Tipping};
+use crate::scenario::{self, Loader, Override, Scenario, ScenarioError};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 /// The name of the scenario as written, among variants.
 pub const BASE: &str = "base";
@@ -152,17 +154,12 @@ impl Sweep {
                 operating_point: op,
             });
         }
-        let (healthy_above, healthy_below) = match tipping.health {
-            Health::Above(x) => (Some(x), None),
-            Health::Below(x) => (None, Some(x)),
-        };
         let plan = Plan {
             kind,
             scenario: base.name.clone(),
             title: base.title.clone(),
             measure: tipping.measure_name.clone(),
-            healthy_above,
-            healthy_below,
+            health: tipping.health,
             trigger: tipping.trigger.clone(),
             seeds: tipping.seeds,
             axes: axes
@@ -221,7 +218,7 @@ impl Sweep {
         if let Some(d) = self.tipping.duration_ns {
             sets.push(Override::new(
                 "duration",
-                toml::Value::String(crate::scenario::sweep::format_seconds(
+                toml::Value::String(scenario::sweep::format_seconds(
                     crate::engine::time::ns_to_secs(d),
                 )),
                 "[tipping] duration",
@@ -278,6 +275,44 @@ impl Sweep {
         })
     }
 
+    /// Runs the whole sweep, or one shard of it, on `jobs` threads (0: all cores) and
+    /// writes its files under `out`: the sweep's files, or the shard's file. `obs` hears
+    /// the progress and the files written.
+    pub fn run_and_write(
+        &self,
+        jobs: usize,
+        shard: Option<Shard>,
+        out: &Path,
+        obs: &dyn Observer,
+    ) -> Result<SweepWritten, Error> {
+        let plan = &self.plan;
+        let indices = self.indices(shard);
+        obs.sweep_started(plan, indices.len());
+        let start = Instant::now();
+        let runs = self.run(&indices, jobs, &|| obs.sweep_progressed());
+        obs.sweep_stopped();
+        let runs = runs?;
+        let wall_s = start.elapsed().as_secs_f64();
+        let dir = output_dir(out, plan);
+        let outcome = match shard {
+            Some(s) => SweepOutcome::Shard {
+                shard: s,
+                file: shard::write(&dir, plan, s, runs)?,
+            },
+            None => SweepOutcome::Whole(Box::new(write_outputs(&dir, plan, &runs)?)),
+        };
+        let written = SweepWritten {
+            scenario: plan.scenario.clone(),
+            kind: plan.kind,
+            dir,
+            runs: indices.len(),
+            wall_s,
+            outcome,
+        };
+        obs.sweep_written(&written);
+        Ok(written)
+    }
+
     fn run_one(&self, i: u64) -> Result<RunPoint, Error> {
         let sc = self.scenario(i)?;
         let p = self.plan.point(i);
@@ -307,7 +342,10 @@ pub fn measure(r: &RunResult, t: &Tipping, end: SimTime) -> Result<Option<f64>, 
             )
         })
     };
-    let times: Vec<SimTime> = col("time_s")?.into_iter().map(secs_to_ns).collect();
+    let times: Vec<SimTime> = col(scenario::Measure::Time.suffix())?
+        .into_iter()
+        .map(secs_to_ns)
+        .collect();
     let weights: Vec<f64> = (0..times.len())
         .map(|k| {
             let next = times.get(k + 1).copied().unwrap_or(end);
@@ -326,8 +364,10 @@ pub fn measure(r: &RunResult, t: &Tipping, end: SimTime) -> Result<Option<f64>, 
     };
     Ok(match &t.measure {
         Measure::GoodputRatio { class } => {
-            let (good, _) = weighted(&col(&format!("{class}.goodput_per_s"))?);
-            let (offered, _) = weighted(&col(&format!("{class}.offered_per_s"))?);
+            // The class's columns, named by the time-series schema.
+            let of = |m: scenario::Measure| col(&format!("{class}.{}", m.suffix()));
+            let (good, _) = weighted(&of(scenario::Measure::Goodput)?);
+            let (offered, _) = weighted(&of(scenario::Measure::Offered)?);
             Some(if offered > 0.0 { good / offered } else { 1.0 })
         }
         Measure::Column(name) => {
@@ -345,16 +385,17 @@ pub fn output_dir(out: &Path, plan: &Plan) -> PathBuf {
 /// Writes a whole sweep's files into `dir`: `tipping.csv`, `tipping.json`,
 /// `tipping.png/.svg`, or `phase.csv`, `phase.png/.svg`. `runs` holds every run, in order.
 pub fn write_outputs(dir: &Path, plan: &Plan, runs: &[RunPoint]) -> Result<SweepReport, Error> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    create_dir(dir)?;
     let stem = plan.kind.stem();
     let r = sweep::report(plan, runs);
-    let p = dir.join(format!("{stem}.csv"));
-    report::write_atomic(&p, sweep::csv(plan, runs).as_bytes()).map_err(|e| Error::io(&p, e))?;
+    write_file(
+        &dir.join(format!("{stem}.csv")),
+        &export::sweep_csv(plan, runs),
+    )?;
     let p = dir.join(format!("{stem}.png"));
     match plan.kind {
         Kind::Tipping => {
-            let j = dir.join("tipping.json");
-            report::write_json(&j, &r).map_err(|e| Error::io(&j, e))?;
+            write_file(&dir.join("tipping.json"), &export::tipping_json(&r))?;
             sweep_plot::write_tipping(dir, &r).map_err(|e| Error::io(&p, e))?;
         }
         Kind::Phase => sweep_plot::write_phase(dir, &r).map_err(|e| Error::io(&p, e))?,

@@ -28,13 +28,6 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     result
 }
 
-/// Writes a value as pretty JSON with a final newline, atomically.
-pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
-    let mut s = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
-    s.push('\n');
-    write_atomic(path, s.as_bytes())
-}
-
 /// Runs `write` against a temporary path, then renames it to `path`.
 pub fn with_temp<F>(path: &Path, write: F) -> std::io::Result<()>
 where

@@ -1,138 +1,11 @@
-//! The result of a sweep (tipping curve or phase map) and its CSV, JSON and console
-//! exporters. A sweep is a [`Plan`] plus one [`RunPoint`] per run; everything else
-//! (regions, tipping and overload points, headroom) is derived from those two, so a merged
-//! set of shards gives exactly the bytes of one unsharded run.
+//! The result of a sweep (tipping curve or phase map), derived from the experiment's
+//! [`Plan`] and one [`RunPoint`] per run: the regions, the tipping and overload points and
+//! the headroom; and the console tables. Nothing else goes in, so a merged set of shards
+//! gives exactly the bytes of one unsharded run.
 
-use super::csv::{num, text};
-use serde::{Deserialize, Serialize};
+use crate::experiment::plan::{Plan, RunPoint, threshold_fields};
+use serde::Serialize;
 use std::fmt::Write;
-
-/// Which experiment a sweep is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    Tipping,
-    Phase,
-}
-
-impl Kind {
-    /// The stem of its files (`tipping.csv`, `phase.csv`).
-    pub fn stem(self) -> &'static str {
-        match self {
-            Kind::Tipping => "tipping",
-            Kind::Phase => "phase",
-        }
-    }
-}
-
-/// One swept parameter.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AxisPlan {
-    /// The dotted key path.
-    pub path: String,
-    /// `"s"` for durations (values in seconds), else none.
-    pub unit: Option<String>,
-    pub values: Vec<f64>,
-}
-
-/// One design variant of the sweep; `base` is the scenario as written.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct VariantPlan {
-    pub name: String,
-    /// The variant's own value of each axis' parameter.
-    pub operating_point: Vec<f64>,
-}
-
-/// Everything about a sweep except its measurements: enough to write every output.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Plan {
-    pub kind: Kind,
-    pub scenario: String,
-    pub title: String,
-    pub measure: String,
-    pub healthy_above: Option<f64>,
-    pub healthy_below: Option<f64>,
-    pub trigger: Vec<String>,
-    pub seeds: u32,
-    pub axes: Vec<AxisPlan>,
-    pub variants: Vec<VariantPlan>,
-}
-
-/// Without the trigger, or with it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Branch {
-    Baseline,
-    Triggered,
-}
-
-/// Where one run sits in a sweep.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Point {
-    pub variant: usize,
-    /// The value index on each axis (the second is 0 for a tipping sweep).
-    pub at: [usize; 2],
-    pub seed: u32,
-    pub branch: Branch,
-}
-
-impl Plan {
-    /// Values on the second axis (1 for a tipping sweep).
-    fn n2(&self) -> usize {
-        self.axes.get(1).map_or(1, |a| a.values.len())
-    }
-
-    /// The number of cells (value combinations) per variant.
-    pub fn cells(&self) -> usize {
-        self.axes[0].values.len() * self.n2()
-    }
-
-    /// The number of runs in the whole sweep.
-    pub fn len(&self) -> u64 {
-        self.variants.len() as u64 * self.cells() as u64 * self.seeds as u64 * 2
-    }
-
-    /// True when the sweep has no runs.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The run with index `i`: variant-major, then first axis, second axis, seed, branch.
-    pub fn point(&self, i: u64) -> Point {
-        let branch = if i.is_multiple_of(2) {
-            Branch::Baseline
-        } else {
-            Branch::Triggered
-        };
-        let rest = i / 2;
-        let seed = (rest % self.seeds as u64) as u32;
-        let rest = rest / self.seeds as u64;
-        let cell = (rest % self.cells() as u64) as usize;
-        let variant = (rest / self.cells() as u64) as usize;
-        Point {
-            variant,
-            at: [cell / self.n2(), cell % self.n2()],
-            seed,
-            branch,
-        }
-    }
-
-    /// True when `measure` is healthy (a missing measure is failed).
-    pub fn healthy(&self, measure: Option<f64>) -> bool {
-        match (measure, self.healthy_above, self.healthy_below) {
-            (Some(m), Some(t), _) => m > t,
-            (Some(m), None, Some(t)) => m < t,
-            _ => false,
-        }
-    }
-}
-
-/// The measure of one run (`None` when it has none, e.g. a run that ran away).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct RunPoint {
-    pub index: u64,
-    pub measure: Option<f64>,
-}
 
 /// How a value behaves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -285,6 +158,7 @@ pub fn report(plan: &Plan, runs: &[RunPoint]) -> SweepReport {
             }
         })
         .collect();
+    let (healthy_above, healthy_below) = threshold_fields(plan.health);
     SweepReport {
         scenario: plan.scenario.clone(),
         title: plan.title.clone(),
@@ -293,51 +167,12 @@ pub fn report(plan: &Plan, runs: &[RunPoint]) -> SweepReport {
         vary2: a1.map(|a| a.path.clone()),
         unit2: a1.and_then(|a| a.unit.clone()),
         measure: plan.measure.clone(),
-        healthy_above: plan.healthy_above,
-        healthy_below: plan.healthy_below,
+        healthy_above,
+        healthy_below,
         trigger: plan.trigger.clone(),
         seeds: plan.seeds,
         variants,
     }
-}
-
-/// `tipping.csv` (`variant,value,branch,seed,measure,state`) or `phase.csv` (with
-/// `value2` after `value`): one row per run.
-pub fn csv(plan: &Plan, runs: &[RunPoint]) -> String {
-    let two = plan.axes.len() > 1;
-    let mut out = String::from(if two {
-        "variant,value,value2,branch,seed,measure,state\n"
-    } else {
-        "variant,value,branch,seed,measure,state\n"
-    });
-    for r in runs {
-        let p = plan.point(r.index);
-        let _ = write!(
-            out,
-            "{},{}",
-            text(&plan.variants[p.variant].name),
-            num(plan.axes[0].values[p.at[0]])
-        );
-        if two {
-            let _ = write!(out, ",{}", num(plan.axes[1].values[p.at[1]]));
-        }
-        let branch = match p.branch {
-            Branch::Baseline => "baseline",
-            Branch::Triggered => "triggered",
-        };
-        let state = if plan.healthy(r.measure) {
-            "healthy"
-        } else {
-            "failed"
-        };
-        let _ = writeln!(
-            out,
-            ",{branch},{},{},{state}",
-            p.seed,
-            num(r.measure.unwrap_or(f64::NAN))
-        );
-    }
-    out
 }
 
 /// A number for tables: up to 4 significant decimals, `-` for none.
@@ -403,39 +238,32 @@ pub fn headroom_table(r: &SweepReport) -> String {
     out
 }
 
+/// The region counts of a phase map, per variant, for the console.
+pub fn phase_table(r: &SweepReport) -> String {
+    let mut out = format!(
+        "{}: phase map of {} x {}\n",
+        r.scenario,
+        r.vary,
+        r.vary2.as_deref().unwrap_or("")
+    );
+    for v in &r.variants {
+        let count = |x: Region| v.points.iter().filter(|c| c.state == x).count();
+        let _ = writeln!(
+            out,
+            "  {}: {} stable, {} metastable, {} overloaded cells",
+            v.variant,
+            count(Region::Stable),
+            count(Region::Metastable),
+            count(Region::Overloaded)
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn plan(seeds: u32) -> Plan {
-        Plan {
-            kind: Kind::Tipping,
-            scenario: "s".into(),
-            title: "t".into(),
-            measure: "goodput_ratio.r".into(),
-            healthy_above: Some(0.5),
-            healthy_below: None,
-            trigger: vec!["e".into()],
-            seeds,
-            axes: vec![AxisPlan {
-                path: "class.r.rate".into(),
-                unit: None,
-                values: vec![1.0, 2.0, 3.0],
-            }],
-            variants: vec![VariantPlan {
-                name: "base".into(),
-                operating_point: vec![2.0],
-            }],
-        }
-    }
-
-    #[test]
-    fn run_indices_are_value_then_seed_then_branch() {
-        let p = plan(2);
-        assert_eq!(p.len(), 12);
-        let q = p.point(7);
-        assert_eq!((q.at[0], q.seed, q.branch), (1, 1, Branch::Triggered));
-    }
+    use crate::experiment::plan::tests::plan;
 
     #[test]
     fn regions_and_points_follow_the_majority_of_seeds() {
@@ -466,7 +294,5 @@ mod tests {
         assert_eq!(v.overload_point, Some(3.0));
         assert_eq!(v.headroom, Some(1.0));
         assert!((v.points[1].collapse_probability - 2.0 / 3.0).abs() < 1e-12);
-        // A missing measure is failed.
-        assert!(!p.healthy(None));
     }
 }

@@ -3,39 +3,14 @@
 //! and named, the operating, tipping and overload points marked, a headroom table) and the
 //! phase map (each cell coloured by its region).
 
-use super::files::{with_temp, write_atomic};
+use super::figure::{self, Figure};
 use super::sweep::{Cell, Region, SweepReport, headroom_rows, short};
-use super::timeline::{PALETTE, ensure_font};
+use super::timeline::PALETTE;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
 
 type Res = Result<(), String>;
-
-/// A picture that can be drawn on any plotters backend.
-trait Figure {
-    fn size(&self) -> (u32, u32);
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Res;
-}
-
-/// Writes `DIR/STEM.png` and `DIR/STEM.svg`, each through a temporary file.
-fn write_figure(dir: &Path, stem: &str, fig: &impl Figure) -> std::io::Result<()> {
-    ensure_font();
-    with_temp(&dir.join(format!("{stem}.png")), |tmp| {
-        let root = BitMapBackend::new(tmp, fig.size()).into_drawing_area();
-        fig.draw(&root).map_err(std::io::Error::other)?;
-        root.present()
-            .map_err(|e| std::io::Error::other(e.to_string()))
-    })?;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, fig.size()).into_drawing_area();
-        fig.draw(&root).map_err(std::io::Error::other)?;
-        root.present()
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
-    }
-    write_atomic(&dir.join(format!("{stem}.svg")), svg.as_bytes())
-}
 
 /// The fill of a region.
 pub fn region_color(r: Region) -> RGBColor {
@@ -100,7 +75,7 @@ struct TippingFigure<'a>(&'a SweepReport);
 
 /// Writes `tipping.png` and `tipping.svg` into `dir`.
 pub fn write_tipping(dir: &Path, r: &SweepReport) -> std::io::Result<()> {
-    write_figure(dir, "tipping", &TippingFigure(r))
+    figure::write(dir, "tipping", &TippingFigure(r))
 }
 
 impl Figure for TippingFigure<'_> {
@@ -331,7 +306,7 @@ struct PhaseFigure<'a>(&'a SweepReport);
 
 /// Writes `phase.png` and `phase.svg` into `dir`.
 pub fn write_phase(dir: &Path, r: &SweepReport) -> std::io::Result<()> {
-    write_figure(dir, "phase", &PhaseFigure(r))
+    figure::write(dir, "phase", &PhaseFigure(r))
 }
 
 impl Figure for PhaseFigure<'_> {

@@ -1,26 +1,14 @@
 //! The timeline picture: the main series over time in stacked panels, with events shaded
 //! and interventions marked and numbered, drawn from the exported time series only.
 
-use super::files::with_temp;
+use super::figure::{self, Figure};
 use crate::model::metrics::{Marker, MarkerKind, TimeSeries};
-use crate::scenario::Measure;
+use crate::scenario::{Measure, Owner};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
-use std::sync::Once;
 
-/// Registers the bundled DejaVu font once, so text renders with no system fonts.
-pub fn ensure_font() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let _ = plotters::style::register_font(
-            "sans-serif",
-            FontStyle::Normal,
-            dejavu::sans::regular(),
-        );
-        let _ = plotters::style::register_font("sans-serif", FontStyle::Bold, dejavu::sans::bold());
-    });
-}
+pub use super::figure::ensure_font;
 
 /// Colours that stay apart for the colour-blind (Okabe–Ito) plus greys.
 pub const PALETTE: [RGBColor; 8] = [
@@ -57,13 +45,19 @@ pub fn default_panels(ts: &TimeSeries) -> Vec<Panel> {
             .filter(move |&i| ts.columns[i].measure == m)
             .map(|i| (ts.component(i).to_string(), i))
     };
-    let classes: Vec<String> = of(Measure::Goodput).map(|(c, _)| c).collect();
+    // A class's other columns are found by its owner, not by name.
+    let classes: Vec<(String, Owner)> = of(Measure::Goodput)
+        .map(|(c, i)| (c, ts.columns[i].owner))
+        .collect();
     let mut rates = Vec::new();
     let mut latency = Vec::new();
-    for (i, c) in classes.iter().enumerate() {
+    for (i, (c, owner)) in classes.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
         let get = |m: Measure| {
-            ts.column(&format!("{c}.{}", m.suffix()))
+            ts.columns
+                .iter()
+                .position(|col| col.owner == *owner && col.measure == m)
+                .map(|k| ts.values(k))
                 .unwrap_or_default()
         };
         rates.push(Line {
@@ -202,6 +196,25 @@ pub fn write(
     write_named(dir, "timeline", title, ts, markers, panels)
 }
 
+/// The timeline of one run, or of a window of it.
+struct Timeline<'a> {
+    title: &'a str,
+    ts: &'a TimeSeries,
+    markers: &'a [Marker],
+    panels: &'a [Panel],
+}
+
+impl Figure for Timeline<'_> {
+    fn size(&self) -> (u32, u32) {
+        let h = 150 + 260 * self.panels.len() as u32 + 22 * self.markers.len().div_ceil(2) as u32;
+        (1400, h)
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        draw(root, self.title, self.ts, self.markers, self.panels)
+    }
+}
+
 fn write_named(
     dir: &Path,
     stem: &str,
@@ -210,23 +223,13 @@ fn write_named(
     markers: &[Marker],
     panels: &[Panel],
 ) -> std::io::Result<()> {
-    ensure_font();
-    let h = 150 + 260 * panels.len() as u32 + 22 * markers.len().div_ceil(2) as u32;
-    let size = (1400, h);
-    with_temp(&dir.join(format!("{stem}.png")), |tmp| {
-        let root = BitMapBackend::new(tmp, size).into_drawing_area();
-        draw(&root, title, ts, markers, panels).map_err(std::io::Error::other)?;
-        root.present()
-            .map_err(|e| std::io::Error::other(e.to_string()))
-    })?;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
-        draw(&root, title, ts, markers, panels).map_err(std::io::Error::other)?;
-        root.present()
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
-    }
-    super::files::write_atomic(&dir.join(format!("{stem}.svg")), svg.as_bytes())
+    let fig = Timeline {
+        title,
+        ts,
+        markers,
+        panels,
+    };
+    figure::write(dir, stem, &fig)
 }
 
 /// The unit the time axis reads best in for a run of `span_s` seconds.
@@ -370,7 +373,7 @@ fn draw<DB: DrawingBackend>(
     for (i, (n, m)) in numbered.iter().enumerate() {
         let x = 20 + (i as i32 % 2) * half;
         let y = 5 + (i as i32 / 2) * 22;
-        let when = super::timeline::fmt_time(m.start_s);
+        let when = fmt_time(m.start_s);
         let what = match (m.kind, m.end_s) {
             (MarkerKind::Event, Some(end)) => {
                 format!("{n}. {} ({} to {}, shaded)", m.label, when, fmt_time(end))

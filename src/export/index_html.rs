@@ -1,7 +1,7 @@
 //! `index.html`: one offline page over every scenario's outputs, with the pictures next to
 //! it (relative paths) and the headroom tables as HTML.
 
-use super::sweep::{SweepReport, headroom_rows};
+use crate::report::sweep::{SweepReport, headroom_rows};
 use std::fmt::Write;
 
 /// What the page shows for one scenario.
@@ -22,8 +22,8 @@ fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// The page as HTML text.
-pub fn html(sections: &[Section]) -> String {
+/// The bytes of `index.html`.
+pub fn index_html(sections: &[Section]) -> Vec<u8> {
     let mut out = String::from(
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>brink: scenarios</title>\n<style>\nbody{font-family:sans-serif;max-width:1500px;margin:2em auto;padding:0 1em;color:#222}\nimg{max-width:100%;border:1px solid #ddd}\ntable{border-collapse:collapse;margin:1em 0}\ntd,th{border:1px solid #ccc;padding:.3em .8em;text-align:right}\ntd:first-child,th:first-child{text-align:left}\npre{white-space:pre-wrap;background:#f7f7f7;padding:.8em}\nsection{border-top:2px solid #888;margin-top:2em}\n</style>\n</head>\n<body>\n<h1>brink: scenarios</h1>\n<ul>\n",
     );
@@ -79,5 +79,5 @@ pub fn html(sections: &[Section]) -> String {
         out.push_str("</section>\n");
     }
     out.push_str("</body>\n</html>\n");
-    out
+    out.into_bytes()
 }

@@ -1,0 +1,280 @@
+//! The plan of a sweep and the measure of each of its runs: everything a sweep's outputs
+//! are derived from. A tipping sweep is a phase map with one axis; runs are indexed
+//! variant-major, then first axis, second axis, seed, branch (baseline = even index).
+
+use crate::scenario::sweep::Health;
+use serde::{Deserialize, Serialize};
+
+/// Which experiment a sweep is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Tipping,
+    Phase,
+}
+
+impl Kind {
+    /// The stem of its files (`tipping.csv`, `phase.csv`).
+    pub fn stem(self) -> &'static str {
+        match self {
+            Kind::Tipping => "tipping",
+            Kind::Phase => "phase",
+        }
+    }
+}
+
+/// One swept parameter.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AxisPlan {
+    /// The dotted key path.
+    pub path: String,
+    /// `"s"` for durations (values in seconds), else none.
+    pub unit: Option<String>,
+    pub values: Vec<f64>,
+}
+
+/// One design variant of the sweep; `base` is the scenario as written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VariantPlan {
+    pub name: String,
+    /// The variant's own value of each axis' parameter.
+    pub operating_point: Vec<f64>,
+}
+
+/// Everything about a sweep except its measurements: enough to write every output.
+///
+/// It is written into shard files as [`PlanFile`] (the threshold as `healthy_above` or
+/// `healthy_below`) and checked when read back, like any other input.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "PlanFile", try_from = "PlanFile")]
+pub struct Plan {
+    pub kind: Kind,
+    pub scenario: String,
+    pub title: String,
+    pub measure: String,
+    /// Which side of a threshold the measure is healthy on: the scenario's own type, so
+    /// the sweep and the scenario cannot disagree about what healthy means.
+    pub health: Health,
+    pub trigger: Vec<String>,
+    pub seeds: u32,
+    pub axes: Vec<AxisPlan>,
+    pub variants: Vec<VariantPlan>,
+}
+
+/// A [`Plan`] as shard files hold it (the field names are part of the file format).
+#[derive(Serialize, Deserialize)]
+pub struct PlanFile {
+    pub kind: Kind,
+    pub scenario: String,
+    pub title: String,
+    pub measure: String,
+    pub healthy_above: Option<f64>,
+    pub healthy_below: Option<f64>,
+    pub trigger: Vec<String>,
+    pub seeds: u32,
+    pub axes: Vec<AxisPlan>,
+    pub variants: Vec<VariantPlan>,
+}
+
+/// `healthy_above` and `healthy_below` as written in shard files and `tipping.json`.
+pub fn threshold_fields(h: Health) -> (Option<f64>, Option<f64>) {
+    match h {
+        Health::Above(x) => (Some(x), None),
+        Health::Below(x) => (None, Some(x)),
+    }
+}
+
+impl From<Plan> for PlanFile {
+    fn from(p: Plan) -> Self {
+        let (healthy_above, healthy_below) = threshold_fields(p.health);
+        PlanFile {
+            kind: p.kind,
+            scenario: p.scenario,
+            title: p.title,
+            measure: p.measure,
+            healthy_above,
+            healthy_below,
+            trigger: p.trigger,
+            seeds: p.seeds,
+            axes: p.axes,
+            variants: p.variants,
+        }
+    }
+}
+
+impl TryFrom<PlanFile> for Plan {
+    type Error = String;
+
+    fn try_from(f: PlanFile) -> Result<Self, String> {
+        let health = match (f.healthy_above, f.healthy_below) {
+            (Some(x), None) => Health::Above(x),
+            (None, Some(x)) => Health::Below(x),
+            _ => {
+                return Err("the plan needs exactly one of healthy_above and healthy_below".into());
+            }
+        };
+        // Checked so that deriving the outputs cannot panic on a hand-edited shard file.
+        let axes = match f.kind {
+            Kind::Tipping => 1,
+            Kind::Phase => 2,
+        };
+        if f.seeds == 0 {
+            return Err("the plan needs at least one seed".into());
+        }
+        if f.axes.len() != axes || f.variants.iter().any(|v| v.operating_point.len() != axes) {
+            return Err(format!(
+                "a {} plan has {axes} axes and {axes} operating points per variant",
+                f.kind.stem()
+            ));
+        }
+        Ok(Plan {
+            kind: f.kind,
+            scenario: f.scenario,
+            title: f.title,
+            measure: f.measure,
+            health,
+            trigger: f.trigger,
+            seeds: f.seeds,
+            axes: f.axes,
+            variants: f.variants,
+        })
+    }
+}
+
+/// Without the trigger, or with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Branch {
+    Baseline,
+    Triggered,
+}
+
+impl Branch {
+    /// The name written in `tipping.csv` and `phase.csv`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Branch::Baseline => "baseline",
+            Branch::Triggered => "triggered",
+        }
+    }
+}
+
+/// Where one run sits in a sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Point {
+    pub variant: usize,
+    /// The value index on each axis (the second is 0 for a tipping sweep).
+    pub at: [usize; 2],
+    pub seed: u32,
+    pub branch: Branch,
+}
+
+impl Plan {
+    /// Values on the second axis (1 for a tipping sweep).
+    fn n2(&self) -> usize {
+        self.axes.get(1).map_or(1, |a| a.values.len())
+    }
+
+    /// The number of cells (value combinations) per variant.
+    pub fn cells(&self) -> usize {
+        self.axes[0].values.len() * self.n2()
+    }
+
+    /// The number of runs in the whole sweep.
+    pub fn len(&self) -> u64 {
+        self.variants.len() as u64 * self.cells() as u64 * self.seeds as u64 * 2
+    }
+
+    /// True when the sweep has no runs.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The run with index `i`: variant-major, then first axis, second axis, seed, branch.
+    pub fn point(&self, i: u64) -> Point {
+        let branch = if i.is_multiple_of(2) {
+            Branch::Baseline
+        } else {
+            Branch::Triggered
+        };
+        let rest = i / 2;
+        let seed = (rest % self.seeds as u64) as u32;
+        let rest = rest / self.seeds as u64;
+        let cell = (rest % self.cells() as u64) as usize;
+        let variant = (rest / self.cells() as u64) as usize;
+        Point {
+            variant,
+            at: [cell / self.n2(), cell % self.n2()],
+            seed,
+            branch,
+        }
+    }
+
+    /// True when a run's `measure` is healthy; a missing measure (a run that ran away, a
+    /// window with no value) is failed. The one place a sweep decides health: it asks the
+    /// scenario's [`Health`].
+    pub fn healthy(&self, measure: Option<f64>) -> bool {
+        measure.is_some_and(|m| self.health.is_healthy(m))
+    }
+}
+
+/// The measure of one run (`None` when it has none, e.g. a run that ran away).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RunPoint {
+    pub index: u64,
+    pub measure: Option<f64>,
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A one-variant tipping plan over three rates, healthy above 0.5.
+    pub(crate) fn plan(seeds: u32) -> Plan {
+        Plan {
+            kind: Kind::Tipping,
+            scenario: "s".into(),
+            title: "t".into(),
+            measure: "goodput_ratio.r".into(),
+            health: Health::Above(0.5),
+            trigger: vec!["e".into()],
+            seeds,
+            axes: vec![AxisPlan {
+                path: "class.r.rate".into(),
+                unit: None,
+                values: vec![1.0, 2.0, 3.0],
+            }],
+            variants: vec![VariantPlan {
+                name: "base".into(),
+                operating_point: vec![2.0],
+            }],
+        }
+    }
+
+    #[test]
+    fn run_indices_are_value_then_seed_then_branch() {
+        let p = plan(2);
+        assert_eq!(p.len(), 12);
+        let q = p.point(7);
+        assert_eq!((q.at[0], q.seed, q.branch), (1, 1, Branch::Triggered));
+    }
+
+    #[test]
+    fn a_missing_measure_is_failed() {
+        let p = plan(1);
+        assert!(!p.healthy(None));
+        assert!(p.healthy(Some(0.6)));
+        assert!(!p.healthy(Some(0.5)));
+    }
+
+    #[test]
+    fn a_plan_reads_back_what_it_wrote_and_refuses_two_thresholds() {
+        let p = plan(2);
+        let text = serde_json::to_string(&p).unwrap();
+        assert!(text.contains("\"healthy_above\":0.5,\"healthy_below\":null"));
+        assert_eq!(serde_json::from_str::<Plan>(&text).unwrap(), p);
+        let both = text.replace("\"healthy_below\":null", "\"healthy_below\":0.9");
+        let err = serde_json::from_str::<Plan>(&both).unwrap_err().to_string();
+        assert!(err.contains("exactly one of healthy_above"), "{err}");
+    }
+}

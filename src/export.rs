@@ -1,0 +1,41 @@
+//! Exporters: one per output file format, each a pure function from result structs to the
+//! bytes of the file. The experiment layer writes those bytes atomically
+//! ([`crate::report::files`]); golden files pin every format (`src/export/tests.rs`).
+//!
+//! | file | exporter | reads |
+//! |---|---|---|
+//! | `summary.json` | [`summary_json()`] | [`Summary`](crate::model::metrics::Summary) |
+//! | `timeseries.csv` | [`timeseries_csv()`] | [`TimeSeries`](crate::model::TimeSeries) |
+//! | `tipping.csv`, `phase.csv` | [`sweep_csv()`] | [`Plan`](crate::experiment::plan::Plan), [`RunPoint`](crate::experiment::plan::RunPoint)s |
+//! | `tipping.json` | [`tipping_json()`] | [`SweepReport`](crate::report::sweep::SweepReport) |
+//! | `<kind>.shard-K-of-N.json` | [`shard_json()`] | [`ShardFile`] |
+//! | `index.html` | [`index_html()`] | [`Section`]s |
+//!
+//! The pictures (PNG, SVG) are drawn in [`crate::report`] from the same structs.
+
+pub mod csv;
+pub mod index_html;
+pub mod shard_json;
+pub mod summary_json;
+pub mod sweep_csv;
+pub mod timeseries_csv;
+pub mod tipping_json;
+
+#[cfg(test)]
+mod tests;
+
+pub use index_html::{Section, index_html};
+pub use shard_json::{ShardFile, shard_json};
+pub use summary_json::summary_json;
+pub use sweep_csv::sweep_csv;
+pub use timeseries_csv::timeseries_csv;
+pub use tipping_json::tipping_json;
+
+/// Pretty JSON with a final newline: the form of every JSON file brink writes.
+fn pretty_json<T: serde::Serialize>(value: &T) -> Vec<u8> {
+    // The result structs have string keys and plain fields (a non-finite float becomes
+    // null), so serde_json has nothing to refuse.
+    let mut out = serde_json::to_vec_pretty(value).expect("result structs serialize to JSON");
+    out.push(b'\n');
+    out
+}

@@ -1,0 +1,44 @@
+//! `tipping.csv` and `phase.csv`: one row per run of a sweep, in run order. One exporter
+//! for both files: a phase map is a tipping sweep with a second axis, and its file differs
+//! by that one column (`value2` after `value`).
+
+use super::csv::{num, text};
+use crate::experiment::plan::{Plan, RunPoint};
+use std::fmt::Write;
+
+/// The bytes of `tipping.csv` (`variant,value,branch,seed,measure,state`) or, for a plan
+/// with two axes, `phase.csv` (`variant,value,value2,branch,seed,measure,state`). `state`
+/// is the run's own health (`healthy` or `failed`), not the cell's region.
+pub fn sweep_csv(plan: &Plan, runs: &[RunPoint]) -> Vec<u8> {
+    let two = plan.axes.len() > 1;
+    let mut out = String::from(if two {
+        "variant,value,value2,branch,seed,measure,state\n"
+    } else {
+        "variant,value,branch,seed,measure,state\n"
+    });
+    for r in runs {
+        let p = plan.point(r.index);
+        let _ = write!(
+            out,
+            "{},{}",
+            text(&plan.variants[p.variant].name),
+            num(plan.axes[0].values[p.at[0]])
+        );
+        if two {
+            let _ = write!(out, ",{}", num(plan.axes[1].values[p.at[1]]));
+        }
+        let state = if plan.healthy(r.measure) {
+            "healthy"
+        } else {
+            "failed"
+        };
+        let _ = writeln!(
+            out,
+            ",{},{},{},{state}",
+            p.branch.name(),
+            p.seed,
+            num(r.measure.unwrap_or(f64::NAN))
+        );
+    }
+    out.into_bytes()
+}

@@ -1,0 +1,368 @@
+//! Golden-file tests of the exporters: small hand-built results, exported and compared byte
+//! for byte with the files in `tests/golden/export/`. The inputs cover what a format must
+//! get right: missing values, whole and fractional numbers, text that needs quoting or
+//! escaping, optional fields present and absent.
+//!
+//! A deliberate change of a format re-records the files:
+//!
+//! ```text
+//! BRINK_BLESS=1 cargo test --lib export::tests
+//! git diff tests/golden/export/      # review what changed, then commit it
+//! ```
+//!
+//! Without `BRINK_BLESS`, a missing or different file fails the test. The field names and
+//! columns are a public contract (`scripts/golden` checks the real scenarios' outputs).
+
+use super::*;
+use crate::experiment::plan::{AxisPlan, Kind, Plan, RunPoint, VariantPlan};
+use crate::model::metrics::{
+    CacheSummary, ClassSummary, Latency, PoolSummary, Summary, TimeSeries,
+};
+use crate::report::sweep::{SweepReport, report};
+use crate::scenario::sweep::Health;
+use crate::scenario::{Column, Measure, Owner};
+use indexmap::IndexMap;
+use std::path::PathBuf;
+
+/// Compares `actual` with `tests/golden/export/<name>`, or records it with `BRINK_BLESS=1`.
+fn golden(name: &str, actual: &[u8]) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden/export")
+        .join(name);
+    if std::env::var_os("BRINK_BLESS").is_some_and(|v| v != "0") {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; record it with BRINK_BLESS=1 cargo test --lib export::tests",
+            path.display()
+        )
+    });
+    if expected == actual {
+        return;
+    }
+    let (exp, act) = (
+        String::from_utf8_lossy(&expected),
+        String::from_utf8_lossy(actual),
+    );
+    let (mut e, mut a) = (exp.lines(), act.lines());
+    let mut line = 1;
+    loop {
+        match (e.next(), a.next()) {
+            (Some(x), Some(y)) if x == y => line += 1,
+            (None, None) => panic!(
+                "{name} differs from {} in line endings or the final newline",
+                path.display()
+            ),
+            (x, y) => panic!(
+                "{name} differs from {} at line {line}:\n  expected: {}\n  actual:   {}\n\
+                 (a deliberate format change: BRINK_BLESS=1 cargo test --lib export::tests)",
+                path.display(),
+                x.unwrap_or("(end of file)"),
+                y.unwrap_or("(end of file)"),
+            ),
+        }
+    }
+}
+
+fn class(offered: u64, keys: Option<(u64, u64)>) -> ClassSummary {
+    ClassSummary {
+        offered,
+        admitted: offered - 3,
+        rejected: 3,
+        succeeded: offered - 10,
+        failed: 6,
+        in_flight: 1,
+        attempts: offered + 41,
+        goodput_per_s: (offered - 10) as f64 / 600.0,
+        latency_s: Latency {
+            mean: Some(0.1234567890123),
+            p50: Some(0.09),
+            p99: None,
+        },
+        keys_ok: keys.map(|k| k.0),
+        keys_failed: keys.map(|k| k.1),
+    }
+}
+
+fn pool(primary: Option<f64>) -> PoolSummary {
+    PoolSummary {
+        utilization: 0.7,
+        mean_queue_len: 12.5,
+        mean_wait_s: 1e-7,
+        mean_sojourn_s: 0.3333333333333333,
+        served: 41_000,
+        dropped: 0,
+        expired: 17,
+        queries: 41_017,
+        failed_fast: 2,
+        primary_utilization: primary,
+    }
+}
+
+/// A run with two classes (one with pipelines), two pools (one with replicas) and a cache.
+fn summary() -> Summary {
+    Summary {
+        scenario: "golden".into(),
+        variant: Some("lifo".into()),
+        seed: 11,
+        sim_duration_s: 600.0,
+        events: 1_234_567,
+        classes: IndexMap::from([
+            ("request".to_string(), class(3000, None)),
+            ("feed".to_string(), class(120, Some((5000, 12)))),
+        ]),
+        pools: IndexMap::from([
+            ("db".to_string(), pool(None)),
+            ("redis".to_string(), pool(Some(0.95))),
+        ]),
+        caches: IndexMap::from([(
+            "memcached".to_string(),
+            CacheSummary {
+                hit_ratio: Some(0.875),
+                lookups: 8,
+                hits: 7,
+                fills: 1,
+                slot_losses: 0,
+            },
+        )]),
+    }
+}
+
+/// The columns of one class, one pool with replicas and one cache, as the schema has them.
+fn series() -> TimeSeries {
+    let mut columns = vec![Column {
+        owner: Owner::Time,
+        measure: Measure::Time,
+        name: "time_s".into(),
+    }];
+    let mut add = |owner, component: &str, measure: Measure| {
+        columns.push(Column {
+            owner,
+            measure,
+            name: format!("{component}.{}", measure.suffix()),
+        })
+    };
+    for m in Measure::CLASS {
+        add(Owner::Class(0), "request", m);
+    }
+    for m in [
+        Measure::Utilization,
+        Measure::QueueLen,
+        Measure::QueriesPerS,
+        Measure::PrimaryUtilization,
+    ] {
+        add(Owner::Pool(0), "db", m);
+    }
+    add(Owner::Cache(0), "memcached", Measure::HitRatio);
+    let nan = f64::NAN;
+    TimeSeries {
+        columns,
+        rows: vec![
+            // A quiet step: nothing succeeded, so no latency.
+            vec![0.0, 5.0, 5.0, 0.0, 0.0, 0.0, nan, 0.0, 0.0, 5.0, 0.0, nan],
+            vec![
+                5.0, 5.2, 6.4, 5.0, 0.2, 0.0, 0.123, 0.5, 1.25, 6.4, 0.75, 0.9,
+            ],
+            // A storm: large rates, long queues, fractions at full precision.
+            vec![
+                10.0,
+                5.0,
+                123.456789,
+                1.0 / 3.0,
+                4.6,
+                0.2,
+                29.99,
+                1.0,
+                1e6,
+                1e15,
+                1.0,
+                1e-7,
+            ],
+        ],
+    }
+}
+
+/// A tipping sweep of two variants (one name needs quoting in CSV) over three rates, two
+/// seeds, healthy above 0.8.
+fn tipping_plan() -> Plan {
+    Plan {
+        kind: Kind::Tipping,
+        scenario: "golden".into(),
+        title: "Golden sweep".into(),
+        measure: "goodput_ratio.request".into(),
+        health: Health::Above(0.8),
+        trigger: vec!["slowdown".into(), "crash".into()],
+        seeds: 2,
+        axes: vec![AxisPlan {
+            path: "class.request.rate".into(),
+            unit: None,
+            values: vec![10.0, 55.5, 100.0],
+        }],
+        variants: vec![
+            VariantPlan {
+                name: "base".into(),
+                operating_point: vec![70.0],
+            },
+            VariantPlan {
+                name: "budget, jitter".into(),
+                operating_point: vec![0.0],
+            },
+        ],
+    }
+}
+
+/// One measure per run of [`tipping_plan`]: base tips at 55.5 and is overloaded at 100; the
+/// other variant never fails except one run that ran away (no measure).
+fn tipping_runs() -> Vec<RunPoint> {
+    let m = [
+        // base: (seed 0 baseline, triggered), (seed 1 baseline, triggered) per value
+        [1.0, 0.97, 0.99, 0.85],
+        [0.95, 0.2, 0.9, 0.35],
+        [0.4, 0.1, 0.5, 0.05],
+        // "budget, jitter"
+        [1.0, 1.0, 1.0, 1.0],
+        [1.0, 0.9, 1.0, 0.91],
+        [0.9, f64::NAN, 0.85, 0.8000000000000002],
+    ];
+    m.iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, &x)| RunPoint {
+            index: i as u64,
+            measure: (!x.is_nan()).then_some(x),
+        })
+        .collect()
+}
+
+/// A phase map over rate and a slowdown's length (seconds), healthy below 2.5 s of latency.
+fn phase_plan() -> Plan {
+    Plan {
+        kind: Kind::Phase,
+        scenario: "golden".into(),
+        title: "Golden map".into(),
+        measure: "request.latency_p99_s".into(),
+        health: Health::Below(2.5),
+        trigger: vec!["slowdown".into()],
+        seeds: 1,
+        axes: vec![
+            AxisPlan {
+                path: "class.request.rate".into(),
+                unit: None,
+                values: vec![10.0, 20.0, 30.0],
+            },
+            AxisPlan {
+                path: "event.slowdown.for".into(),
+                unit: Some("s".into()),
+                values: vec![0.5, 60.0],
+            },
+        ],
+        variants: vec![VariantPlan {
+            name: "base".into(),
+            operating_point: vec![20.0, 30.0],
+        }],
+    }
+}
+
+fn phase_runs() -> Vec<RunPoint> {
+    [
+        0.1, 0.2, 0.1, 3.0, 0.3, 2.4, 0.3, 9.5, 2.6, 40.0, 3.1, 41.25,
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, &x)| RunPoint {
+        index: i as u64,
+        measure: Some(x),
+    })
+    .collect()
+}
+
+fn tipping_report() -> SweepReport {
+    report(&tipping_plan(), &tipping_runs())
+}
+
+#[test]
+fn summary_json_golden() {
+    golden("summary.json", &summary_json(&summary()));
+    // Without caches the key is left out, not written empty.
+    let mut s = summary();
+    s.caches.clear();
+    let text = String::from_utf8(summary_json(&s)).unwrap();
+    assert!(!text.contains("\"caches\""), "{text}");
+}
+
+#[test]
+fn timeseries_csv_golden() {
+    golden("timeseries.csv", &timeseries_csv(&series()));
+}
+
+#[test]
+fn tipping_csv_golden() {
+    golden("tipping.csv", &sweep_csv(&tipping_plan(), &tipping_runs()));
+}
+
+#[test]
+fn phase_csv_golden() {
+    golden("phase.csv", &sweep_csv(&phase_plan(), &phase_runs()));
+}
+
+#[test]
+fn tipping_json_golden() {
+    golden("tipping.json", &tipping_json(&tipping_report()));
+}
+
+#[test]
+fn shard_json_golden_and_read_back() {
+    let plan = tipping_plan();
+    let runs: Vec<RunPoint> = tipping_runs().into_iter().skip(1).step_by(2).collect();
+    let file = ShardFile {
+        shard: 1,
+        of: 2,
+        plan: plan.clone(),
+        runs: runs.clone(),
+    };
+    let bytes = shard_json(&file);
+    golden("tipping.shard-1-of-2.json", &bytes);
+    // `brink merge` reads back exactly what was written (floats round-trip).
+    let back = shard_json::read_shard_json(std::str::from_utf8(&bytes).unwrap()).unwrap();
+    assert_eq!((back.shard, back.of), (1, 2));
+    assert_eq!(back.plan, plan);
+    assert_eq!(back.runs, runs);
+}
+
+#[test]
+fn index_html_golden() {
+    let sections = [
+        Section {
+            name: "golden".into(),
+            title: "Golden <sweep> & \"friends\"".into(),
+            description: "Line one.\nLine two: a < b.".into(),
+            case: "https://example.com/postmortem".into(),
+            tipping: Some(tipping_report()),
+            phase: true,
+        },
+        Section {
+            name: "plain".into(),
+            title: "No sweeps".into(),
+            description: String::new(),
+            case: String::new(),
+            tipping: None,
+            phase: false,
+        },
+    ];
+    golden("index.html", &index_html(&sections));
+}
+
+/// The writer puts the exporters' bytes on disk unchanged.
+#[test]
+fn sweep_files_are_the_exported_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (plan, runs) = (tipping_plan(), tipping_runs());
+    let r = crate::experiment::sweep::write_outputs(dir.path(), &plan, &runs).unwrap();
+    assert_eq!(r, tipping_report());
+    let read = |f: &str| std::fs::read(dir.path().join(f)).unwrap();
+    assert_eq!(read("tipping.csv"), sweep_csv(&plan, &runs));
+    assert_eq!(read("tipping.json"), tipping_json(&r));
+}

@@ -1,0 +1,57 @@
+//! A picture drawn once for any plotters backend and written as PNG and SVG side by side,
+//! each through the atomic writer; text uses the bundled DejaVu font, so no system fonts
+//! are needed.
+
+use super::files::{with_temp, write_atomic};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::path::Path;
+use std::sync::Once;
+
+/// Registers the bundled DejaVu font once, so text renders with no system fonts.
+pub fn ensure_font() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let _ = plotters::style::register_font(
+            "sans-serif",
+            FontStyle::Normal,
+            dejavu::sans::regular(),
+        );
+        let _ = plotters::style::register_font("sans-serif", FontStyle::Bold, dejavu::sans::bold());
+    });
+}
+
+/// A picture that can be drawn on any plotters backend.
+pub trait Figure {
+    /// Width and height in pixels.
+    fn size(&self) -> (u32, u32);
+    /// Draws the whole picture on `root`; the error says what plotters refused.
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String>;
+}
+
+/// The figure as SVG text.
+pub fn svg(fig: &impl Figure) -> std::io::Result<String> {
+    ensure_font();
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, fig.size()).into_drawing_area();
+        fig.draw(&root).map_err(std::io::Error::other)?;
+        root.present()
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+    }
+    Ok(svg)
+}
+
+/// Writes `DIR/STEM.png` and `DIR/STEM.svg`, each through a temporary file.
+pub fn write(dir: &Path, stem: &str, fig: &impl Figure) -> std::io::Result<()> {
+    ensure_font();
+    // The PNG encoder writes to a path (it picks the format by extension), so the
+    // temporary file keeps the extension.
+    with_temp(&dir.join(format!("{stem}.png")), |tmp| {
+        let root = BitMapBackend::new(tmp, fig.size()).into_drawing_area();
+        fig.draw(&root).map_err(std::io::Error::other)?;
+        root.present()
+            .map_err(|e| std::io::Error::other(e.to_string()))
+    })?;
+    write_atomic(&dir.join(format!("{stem}.svg")), svg(fig)?.as_bytes())
+}
