@@ -1,7 +1,7 @@
 //! brink: a discrete-event simulator of failure patterns in distributed systems.
 //!
-//! A scenario file describes clients, server pools, the events that disturb them and the
-//! interventions taken; brink runs it and measures what happened:
+//! A scenario file describes clients, server pools, caches, the triggers that disturb them
+//! and the interventions taken; brink runs it and measures what happened:
 //!
 //! ```
 //! use brink::scenario::Loader;
@@ -19,12 +19,46 @@
 //! assert_eq!(class.offered, class.succeeded + class.failed + class.in_flight);
 //! ```
 //!
-//! Layers, each using only those below it: [`experiment`] (runs and sweeps, and which files
-//! they write), [`export`] (the bytes of each file format), [`report`] (what is derived to
-//! show results: sweep regions and headroom, pictures), [`model`] (components and the event
-//! loop), [`scenario`] (reading and validating input), [`engine`] (time, event queue, random
-//! streams). One exception: a sweep's plan ([`experiment::plan`]) is plain data that
-//! [`report`] and [`export`] read.
+//! # A tour
+//!
+//! **The layers**, each using only those below it:
+//!
+//! | layer | what it owns |
+//! |---|---|
+//! | [`experiment`] | a run and which files it writes; sweeps (tipping, phase), their plan, shards and merge; `brink all` |
+//! | [`export`] | one exporter per file format (`summary.json`, `timeseries.csv`, `tipping.csv`/`.json`, `phase.csv`, shard files, `index.html`), each returning bytes |
+//! | [`report`] | what is derived to show results: sweep regions, tipping points and headroom, the pictures |
+//! | [`model`] | the components and the event loop: one run of one scenario |
+//! | [`scenario`] | reading, overriding and validating input; the output schema |
+//! | [`engine`] | time, the event queue, named random streams |
+//!
+//! One exception: a sweep's plan ([`experiment::plan`]) is plain data that [`report`] and
+//! [`export`] read. The binary (`src/main.rs`) only parses arguments, calls [`experiment`]
+//! (with an [`experiment::observe::Observer`] for progress bars and console lines) and maps
+//! errors to exit codes (2 for bad input).
+//!
+//! **From file to run.** [`scenario::Loader`] reads the TOML, applies a variant and `--set`
+//! overrides as dotted paths, deserializes it into the raw shapes
+//! ([`scenario::raw`]) and validates them into a [`scenario::Scenario`] whose
+//! [`scenario::Config`] the model trusts (names resolved to indices, durations in ns).
+//! Every `[[at]]` intervention is validated up front as a whole configuration.
+//!
+//! **The life of a request.** [`model::simulation`] builds the components and pops engine
+//! events. A class's arrival ([`model::workload`]) is offered to [`model::lifecycle`]:
+//! admission by its rate limit, then an attempt. The lifecycle is a state machine: each
+//! handler returns what happens next and [`model::Simulation`]'s `advance` applies it.
+//! A step's query ([`model::query`]) draws its keys, looks them up in a [`model::cache`],
+//! fans out into parts and routes each to a server of a [`model::pool`];
+//! [`model::service`] queues and serves the job and reports back. A failed query or
+//! attempt asks [`model::retry::decide`] whether to try again. [`model::triggers`] start
+//! and end disturbances; [`model::interventions`] change parameters mid-run;
+//! [`model::sampling`] writes a row per window, by the typed schema of
+//! [`scenario::columns`], and the summary with its accounting check.
+//!
+//! **From run to files.** [`model::RunResult`] is the one result of a run; the exporters in
+//! [`export`] turn it (or a sweep's plan and runs) into bytes; [`report`] derives the
+//! sweep's regions and headroom and draws the pictures from the same data; [`experiment`]
+//! writes everything atomically (a temporary name, then a rename).
 
 pub mod engine;
 pub mod experiment;

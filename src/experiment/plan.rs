@@ -214,7 +214,7 @@ impl Plan {
     /// window with no value) is failed. The one place a sweep decides health: it asks the
     /// scenario's [`Health`].
     pub fn healthy(&self, measure: Option<f64>) -> bool {
-        measure.is_some_and(|m| self.health.is_healthy(m))
+        self.health.is_healthy(measure)
     }
 }
 

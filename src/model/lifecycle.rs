@@ -2,9 +2,9 @@
 //! finish.
 //!
 //! Every handler does one thing to one request and returns what should happen to it next
-//! ([`Next`]); [`Simulation::advance`] is the one place that applies it, in a loop. So no
+//! (`Next`); `Simulation::advance` is the one place that applies it, in a loop. So no
 //! handler calls into another's flow, nothing recurses per step, and a request that is
-//! waiting (for a server, a backoff or a timeout) leaves the loop with [`Next::Wait`] until
+//! waiting (for a server, a backoff or a timeout) leaves the loop with `Next::Wait` until
 //! an event brings it back:
 //!
 //! ```text
@@ -132,7 +132,7 @@ impl Simulation<'_> {
     }
 
     /// Starts the current step. A step without keys goes straight to its query; a keyed
-    /// step draws its keys and looks them up ([`Simulation::start_keyed_step`]).
+    /// step draws its keys and looks them up (`start_keyed_step`).
     #[inline(always)]
     fn start_step(&mut self, r: u32, c: usize) -> Next {
         let req = &mut self.reqs[r];
