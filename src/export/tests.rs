@@ -145,7 +145,7 @@ fn series() -> TimeSeries {
             name: format!("{component}.{}", measure.suffix()),
         })
     };
-    for m in Measure::CLASS {
+    for m in Measure::of("class") {
         add(Owner::Class(0), "request", m);
     }
     for m in [
