@@ -4,6 +4,7 @@
 //! sequence and hands out independent, reproducible random streams.
 
 pub mod queue;
+mod radix_heap;
 pub mod rng;
 pub mod time;
 
