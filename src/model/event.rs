@@ -17,8 +17,10 @@ pub enum Event {
     QueryStart { req: u32, token: u32 },
     /// The service's deadline for one query attempt.
     QueryTimeout { req: u32, token: u32 },
-    /// A server finishes a job.
-    JobDone { job: u32 },
+    /// A server finishes a job. It names the job's request too, so that the two records
+    /// (far apart in memory when many are in flight) are fetched at once, not one after
+    /// the other.
+    JobDone { job: u32, req: u32 },
     /// The end of a time-series window.
     WindowEnd,
     /// An entry of the timetable: a trigger starts or ends, or an intervention applies.

@@ -54,7 +54,7 @@ impl Simulation<'_> {
         pool.integrate(self.now);
         let job = &mut self.jobs[j];
         job.started = self.now;
-        let (cost, s) = (job.cost, job.server as usize);
+        let (cost, s, req) = (job.cost, job.server as usize, job.req);
         let server = &mut pool.servers[s];
         server.busy += 1;
         let in_service = server.busy;
@@ -65,14 +65,16 @@ impl Simulation<'_> {
         }
         let t = pool.service_ns(&self.cfg.pools[p], cost, in_service);
         self.queue
-            .schedule(self.now.saturating_add(t), Event::JobDone { job: j });
+            .schedule(self.now.saturating_add(t), Event::JobDone { job: j, req });
     }
 
     /// A worker finishes job `j` and takes the next waiting one. Returns the part's answer
     /// if its query still waits for it (not if the caller moved on).
     #[inline]
-    pub(super) fn job_done(&mut self, j: u32) -> Option<PartDone> {
+    pub(super) fn job_done(&mut self, j: u32, r: u32) -> Option<PartDone> {
+        // Both loads issue before either is used (see `Event::JobDone`).
         let job = self.jobs[j];
+        let current = self.reqs[r].query_token == job.token;
         let p = job.pool as usize;
         let pcfg = &self.cfg.pools[p];
         let pool = &mut self.pools[p];
@@ -99,7 +101,7 @@ impl Simulation<'_> {
         }
         self.jobs.remove(j);
         self.serve_next(p, job.server);
-        (self.reqs[job.req].query_token == job.token).then_some(PartDone {
+        current.then_some(PartDone {
             req: job.req,
             ok,
             keys: job.keys,

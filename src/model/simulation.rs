@@ -213,8 +213,8 @@ impl<'a> Simulation<'a> {
                     self.advance(req, Next::QueryFailed);
                 }
             }
-            Event::JobDone { job } => {
-                if let Some(part) = self.job_done(job) {
+            Event::JobDone { job, req } => {
+                if let Some(part) = self.job_done(job, req) {
                     self.advance(part.req, Next::Part(part.ok, part.keys));
                 }
             }
