@@ -105,6 +105,17 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
+    /// The next event to pop, as things stand (an event scheduled before it meanwhile pops
+    /// first). For a caller that wants to start fetching what the next event will need.
+    #[inline]
+    pub fn peek(&mut self) -> Option<&E> {
+        if self.large {
+            // Staging early is what `pop` does anyway: the staged event is the earliest.
+            self.stage_next();
+        }
+        self.heap.entries.first().map(|e| &e.event)
+    }
+
     /// Schedules `event` at `time`; among equal times, earlier calls pop first.
     #[inline]
     pub fn schedule(&mut self, time: SimTime, event: E) {
