@@ -117,7 +117,7 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Schedules `event` at `time`; among equal times, earlier calls pop first.
-    #[inline]
+    #[inline(always)]
     pub fn schedule(&mut self, time: SimTime, event: E) {
         let key = ((time as u128) << 64) | self.seq as u128;
         self.seq += 1;
