@@ -46,6 +46,12 @@ pub enum Error {
         /// The operating system's reason.
         source: std::io::Error,
     },
+    /// The folder holds no scenario files.
+    #[error("no scenario files (*.toml) in {dir}")]
+    NoScenarios {
+        /// The folder.
+        dir: String,
+    },
     /// An output file could not be written.
     #[error("cannot write {path}")]
     Io {
@@ -59,7 +65,13 @@ pub enum Error {
 impl Error {
     /// True for errors in what the user typed or wrote (exit code 2).
     pub fn is_bad_input(&self) -> bool {
-        matches!(self, Error::Scenario(_) | Error::Merge { .. })
+        matches!(
+            self,
+            Error::Scenario(_)
+                | Error::Merge { .. }
+                | Error::ScenarioFolder { .. }
+                | Error::NoScenarios { .. }
+        )
     }
 
     pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {

@@ -46,8 +46,14 @@ struct Todo {
 /// map, each where the file has the section) into `out` on all cores, then writes
 /// `out/index.html`; returns the page's path. `obs` hears every run and sweep.
 pub fn run_all(dir: &Path, out: &Path, obs: &dyn Observer) -> Result<PathBuf, Error> {
+    let files = scenario_files(dir)?;
+    if files.is_empty() {
+        return Err(Error::NoScenarios {
+            dir: dir.display().to_string(),
+        });
+    }
     let mut todo = Vec::new();
-    for f in scenario_files(dir)? {
+    for f in files {
         let loader = Loader::open(&f)?;
         let scenario = loader.load(None, &[])?;
         let all = Variants {

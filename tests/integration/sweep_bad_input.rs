@@ -310,3 +310,35 @@ fn all_writes_an_index_page() {
     }
     assert!(page.contains("<th>headroom</th>"));
 }
+
+/// `brink all` over a folder with no scenario file, or one that does not exist: bad input
+/// (exit 2) that names the folder, and nothing written.
+#[test]
+fn all_refuses_an_empty_or_missing_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    for (folder, says) in [
+        (empty.clone(), "no scenario files"),
+        (
+            dir.path().join("missing"),
+            "cannot read the scenario folder",
+        ),
+    ] {
+        let out = dir.path().join("out");
+        let o = Command::new(brink_bin())
+            .args(["all", "--dir"])
+            .arg(&folder)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(says) && err.contains(&*folder.to_string_lossy()),
+            "{err}"
+        );
+        assert!(!out.exists(), "nothing may be written");
+    }
+}
