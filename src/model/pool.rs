@@ -178,7 +178,7 @@ impl PoolState {
 
     /// Draws a service time for a job of `cost` when `in_service` queries (this one
     /// included) are in service on its server.
-    #[inline]
+    #[inline(always)]
     pub fn service_ns(&mut self, cfg: &PoolCfg, cost: f64, in_service: u32) -> SimTime {
         let mean = cfg.service.mean_ns as f64;
         let x = match cfg.service.law {
