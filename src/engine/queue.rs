@@ -17,9 +17,11 @@
 //! keeps it from switching back and forth) and frees the radix heap's storage. Both orders are
 //! exact on the key `time << 64 | seq`, so the representation never changes a run.
 //!
-//! The model never schedules before the last event popped. Should it, the order stays exact:
-//! with the radix heap in use, such an event waits in the (otherwise empty) 4-ary heap, which
-//! pops first, as everything there is earlier than everything in the radix heap.
+//! With the radix heap in use, the 4-ary heap holds the events earlier than the radix heap's
+//! base: the earliest event, staged there by `pop` or `peek` (which moves the base to its
+//! time), events scheduled before it meanwhile, and any scheduled before the last pop (the
+//! model never does that). It pops first, as everything there is earlier than everything in
+//! the radix heap, so the order stays exact.
 
 use super::radix_heap::RadixHeap;
 use super::time::SimTime;
@@ -47,7 +49,7 @@ impl<E> Entry<E> {
 /// A priority queue of events of type `E`, popped in (time, sequence) order.
 pub struct EventQueue<E> {
     /// All pending events while few are pending; with the radix heap in use, the events
-    /// scheduled before its base (none from a model whose clock never runs backwards).
+    /// earlier than its base (the staged earliest one and any scheduled before it).
     heap: Heap<E>,
     /// The pending events (but those in `heap`) while many are pending.
     radix: RadixHeap<E>,
@@ -376,6 +378,11 @@ mod tests {
                 }
                 for _ in 0..rng.next_u32() % 4 {
                     assert_eq!(q.peek_time(), reference.peek().map(|r| r.0.0));
+                    // Peeking (which stages the next event) changes no order, also when more
+                    // events are scheduled before the next pop.
+                    if rng.next_u32() % 2 == 0 {
+                        assert_eq!(q.peek().copied(), reference.peek().map(|r| r.0.1));
+                    }
                     let want = reference.pop().map(|Reverse(e)| e);
                     let got = q.pop();
                     assert_eq!(got, want, "thresholds {grow}/{shrink}");

@@ -3,9 +3,10 @@
 //!
 //! Every handler does one thing to one request and returns what should happen to it next
 //! (`Next`); `Simulation::advance` is the one place that applies it, in a loop. So no
-//! handler calls into another's flow, nothing recurses per step, and a request that is
-//! waiting (for a server, a backoff or a timeout) leaves the loop with `Next::Wait` until
-//! an event brings it back:
+//! handler moves a request on by itself (a query that sends a part which fails at once
+//! counts it with `part_done` and returns that verdict; events and a crash enter through
+//! `advance`), nothing recurses per step, and a request that is waiting (for a server, a
+//! backoff or a timeout) leaves the loop with `Next::Wait` until an event brings it back:
 //!
 //! ```text
 //!  offer ─▶ Attempt ─▶ Step ─▶ Query ─ sends parts ─▶ Wait ··· JobDone ▶ Part ─▶ StepDone ─▶ Step …

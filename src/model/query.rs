@@ -194,7 +194,8 @@ impl Simulation<'_> {
         let mut next = Next::Wait;
         for &(server, keys) in &parts {
             let job = self.job(r, token, deadline, server, part, keys);
-            // Once a failed part has decided the query, later parts go out unheard.
+            // Once a failed part has decided the query, later parts go out unheard. (A partial
+            // query decides only at its last part, so it hears every failure.)
             if !self.send(part.pool, job) && next == Next::Wait {
                 next = self.part_done(r, c, false, keys);
             }

@@ -96,8 +96,13 @@ impl Breaker {
         now < self.open_until
     }
 
-    /// Records one finished attempt.
+    /// Records one finished attempt. While open, the breaker counts nothing: the attempts
+    /// it turns away fail at once, and counting them would keep it open for as long as
+    /// clients keep trying.
     pub fn record(&mut self, cfg: &BreakerCfg, now: SimTime, ok: bool) {
+        if self.is_open(now) {
+            return;
+        }
         if now >= self.window_start.saturating_add(cfg.window_ns) {
             self.window_start = now;
             self.ok = 0;
@@ -227,5 +232,24 @@ mod tests {
         }
         assert!(b.is_open(5));
         assert!(!b.is_open(504));
+    }
+
+    #[test]
+    fn attempts_failed_while_open_do_not_keep_the_breaker_open() {
+        let cfg = BreakerCfg {
+            failure_ratio: 0.5,
+            window_ns: 1000,
+            min_requests: 2,
+            open_for_ns: 500,
+        };
+        let mut b = Breaker::default();
+        b.record(&cfg, 1, false);
+        b.record(&cfg, 2, false);
+        assert!(b.is_open(3));
+        // The attempts it turns away fail at once; they must not extend the open period.
+        for t in 3..500 {
+            b.record(&cfg, t, false);
+        }
+        assert!(!b.is_open(502), "the breaker closes after open_for");
     }
 }

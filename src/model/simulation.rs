@@ -297,14 +297,16 @@ impl<'a> Simulation<'a> {
 #[inline(always)]
 fn prefetch<T>(x: &T) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: `_mm_prefetch` only hints the cache; it dereferences nothing (any address is
-    // allowed) and needs SSE, which every x86_64 processor has. Both addresses lie within
-    // `*x`.
-    unsafe {
+    {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
         let first: *const i8 = (x as *const T).cast();
-        _mm_prefetch::<_MM_HINT_T0>(first);
-        _mm_prefetch::<_MM_HINT_T0>(first.add(std::mem::size_of::<T>().saturating_sub(1)));
+        let last = first.wrapping_add(std::mem::size_of::<T>().saturating_sub(1));
+        // SAFETY: `_mm_prefetch` only hints the cache; it dereferences nothing (any address
+        // is allowed) and needs SSE, which every x86_64 processor has.
+        unsafe {
+            _mm_prefetch::<_MM_HINT_T0>(first);
+            _mm_prefetch::<_MM_HINT_T0>(last);
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = x;

@@ -2,6 +2,7 @@
 //! attempts per request = (1 - p^n) / (1 - p) and success = 1 - p^n.
 
 use crate::common::*;
+use brink::model::RunResult;
 
 fn check(layer: &str, p: f64, n: u32) {
     let (class_retry, step_retry) = match layer {
@@ -89,4 +90,53 @@ fn retry_layers_multiply() {
         c.failed
     );
     assert!(c.attempts >= 3 * c.failed && c.attempts <= 3 * (c.failed + c.in_flight));
+}
+
+/// The client's circuit breaker (tumbling windows): during a 60 s outage at 100 requests/s,
+/// each window that sees `min_requests` = 20 failures opens the breaker for 5 s, so the pool
+/// sees about 20 queries per ~5.2 s (~230 in the outage) instead of all 6,000; attempts
+/// started while it is open fail at once. After the outage the breaker closes and the
+/// class recovers. Bound used: fewer than 10% of the breakerless run's queries.
+#[test]
+fn a_breaker_keeps_attempts_off_a_pool_in_an_outage_and_closes_after() {
+    let text = |breaker: &str| {
+        format!(
+            r#"
+            duration = "300s"
+            [metrics]
+            step = "10s"
+            [class.request]
+            rate = 100
+            retry = {{ max_attempts = 1 {breaker} }}
+            steps = [{{ query = "server" }}]
+            [pool.server]
+            workers = 10
+            service = {{ law = "exp", mean = "10ms" }}
+            [event.down]
+            kind = "outage"
+            pool = "server"
+            at = "100s"
+            for = "60s"
+            "#
+        )
+    };
+    let with = run(
+        &scenario(&text(
+            r#", breaker = { failure_ratio = 0.5, window = "1s", min_requests = 20, open_for = "5s" }"#,
+        )),
+        0,
+    );
+    let without = run(&scenario(&text("")), 0);
+    let queries = |r: &RunResult| mean_between(r, "server.queries_per_s", 100.0, 160.0) * 60.0;
+    let (q_with, q_without) = (queries(&with), queries(&without));
+    assert!(
+        q_without > 5_000.0 && q_with < 0.1 * q_without,
+        "queries in the outage: {q_with:.0} with the breaker, {q_without:.0} without"
+    );
+    assert!(
+        q_with > 50.0,
+        "the breaker must let probes through: {q_with:.0}"
+    );
+    let good = mean_between(&with, "request.goodput_per_s", 200.0, 300.0);
+    assert!(good > 95.0, "recovered goodput {good:.1}/s");
 }
