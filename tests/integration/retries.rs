@@ -140,3 +140,35 @@ fn a_breaker_keeps_attempts_off_a_pool_in_an_outage_and_closes_after() {
     let good = mean_between(&with, "request.goodput_per_s", 200.0, 300.0);
     assert!(good > 95.0, "recovered goodput {good:.1}/s");
 }
+
+/// A partial scatter (`fanout = "all"`, `completion = "partial"`) to a pool in an outage:
+/// every part fails at once, so the query fails when its last part has failed, and with
+/// two attempts each request sends 2 x 4 parts and fails; none is left in flight.
+#[test]
+fn a_partial_scatter_whose_parts_all_fail_at_once_fails_the_request() {
+    let sc = scenario(
+        r#"
+        duration = "100s"
+        [class.request]
+        rate = 10
+        retry = { max_attempts = 2 }
+        steps = [{ query = "db", fanout = "all", completion = "partial" }]
+        [pool.db]
+        shards = 4
+        service = { law = "exp", mean = "10ms" }
+        [event.down]
+        kind = "outage"
+        pool = "db"
+        at = "0s"
+        for = "200s"
+        "#,
+    );
+    let r = run(&sc, 0);
+    let c = &r.summary.classes["request"];
+    assert!(c.admitted > 800, "admitted {}", c.admitted);
+    assert_eq!((c.succeeded, c.in_flight), (0, 0));
+    assert_eq!(c.failed, c.admitted);
+    assert_eq!(c.attempts, 2 * c.admitted);
+    let p = &r.summary.pools["db"];
+    assert_eq!((p.queries, p.failed_fast), (8 * c.admitted, 8 * c.admitted));
+}
