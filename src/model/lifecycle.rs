@@ -23,6 +23,7 @@ use super::request::Request;
 use super::retry::{self, Decision};
 use super::simulation::Simulation;
 use crate::engine::time::SimTime;
+use crate::scenario::Failure;
 
 /// What happens next to a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,15 +34,17 @@ pub(super) enum Next {
     Step,
     /// Send the current step's query (the first query attempt, or a retry).
     Query,
-    /// One part of the current query came back: ok or failed, covering this many keys.
-    Part(bool, u32),
+    /// One part of the current query came back: ok (`None`) or failed, covering this many
+    /// keys.
+    Part(Option<Failure>, u32),
     /// The current step succeeded.
     StepDone,
-    /// The current query attempt failed (an error, or the service's query timeout).
-    QueryFailed,
+    /// The current query attempt failed (an error, a full queue, or the service's query
+    /// timeout).
+    QueryFailed(Failure),
     /// The current attempt failed (the query gave up, the client timed out, the rate limit
     /// refused a retry, or the breaker is open).
-    AttemptFailed,
+    AttemptFailed(Failure),
     /// The request is over: succeeded or failed.
     Done(bool),
     /// Nothing until an event brings the request back.
@@ -81,10 +84,10 @@ impl Simulation<'_> {
                 Next::Attempt => self.start_attempt(r, c),
                 Next::Step => self.start_step(r, c),
                 Next::Query => self.start_query(r, c),
-                Next::Part(ok, keys) => self.part_done(r, c, ok, keys),
+                Next::Part(failure, keys) => self.part_done(r, c, failure, keys),
                 Next::StepDone => self.step_done(r, c),
-                Next::QueryFailed => self.query_failed(r, c),
-                Next::AttemptFailed => self.attempt_failed(r, c),
+                Next::QueryFailed(why) => self.query_failed(r, c, why),
+                Next::AttemptFailed(why) => self.attempt_failed(r, c, why),
                 Next::Done(ok) => {
                     self.request_done(r, c, ok);
                     return;
@@ -115,10 +118,10 @@ impl Simulation<'_> {
             && !b.try_take(self.now)
         {
             cs.counts.throttled += 1;
-            return Next::AttemptFailed;
+            return Next::AttemptFailed(Failure::Throttled);
         }
         if has_breaker && cs.breaker.is_open(self.now) {
-            return Next::AttemptFailed;
+            return Next::AttemptFailed(Failure::Breaker);
         }
         let deadline = if timeout != SimTime::MAX {
             let d = self.now.saturating_add(timeout);
@@ -173,7 +176,7 @@ impl Simulation<'_> {
     /// The current query attempt failed: its outstanding parts become stale; retry the
     /// query, or fail the attempt. Out of line: the healthy path stays small.
     #[inline(never)]
-    fn query_failed(&mut self, r: u32, c: usize) -> Next {
+    fn query_failed(&mut self, r: u32, c: usize, why: Failure) -> Next {
         let step = self.reqs[r].step as usize;
         let token = self.next_token();
         let policy = self.cfg.classes[c].steps[step].query.retry;
@@ -183,6 +186,7 @@ impl Simulation<'_> {
         match retry::decide(
             &policy,
             req.q_attempt as u32,
+            why,
             cs.step_budgets[step].as_mut(),
             &mut req.q_prev_sleep,
             &mut cs.retry_rng,
@@ -195,7 +199,7 @@ impl Simulation<'_> {
                 );
                 Next::Wait
             }
-            Decision::GiveUp => Next::AttemptFailed,
+            Decision::GiveUp => Next::AttemptFailed(why),
         }
     }
 
@@ -203,7 +207,7 @@ impl Simulation<'_> {
     /// outstanding becomes stale; retry the request, or fail it. Out of line: the healthy
     /// path stays small.
     #[inline(never)]
-    fn attempt_failed(&mut self, r: u32, c: usize) -> Next {
+    fn attempt_failed(&mut self, r: u32, c: usize, why: Failure) -> Next {
         let policy = self.cfg.classes[c].retry;
         if let Some(b) = &policy.breaker {
             self.classes[c].breaker.record(b, self.now, false);
@@ -217,6 +221,7 @@ impl Simulation<'_> {
         match retry::decide(
             &policy,
             req.attempt as u32,
+            why,
             cs.retry_budget.as_mut(),
             &mut req.prev_sleep,
             &mut cs.retry_rng,

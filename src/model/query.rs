@@ -9,7 +9,7 @@ use super::simulation::Simulation;
 use crate::engine::Rng;
 use crate::engine::rng::splitmix as mix;
 use crate::engine::time::SimTime;
-use crate::scenario::{Completion, Fanout, KeyCount, MissPolicy, ReadPref};
+use crate::scenario::{Completion, Failure, Fanout, KeyCount, MissPolicy, ReadPref};
 use rand::RngExt;
 use rand_distr::{Distribution, Geometric, Poisson};
 
@@ -57,10 +57,11 @@ struct Part {
     cost_per_key: f64,
 }
 
-/// A part's answer for its query: which request, ok or not, how many keys it covered.
+/// A part's answer for its query: which request, ok (`None`) or why it failed, how many
+/// keys it covered.
 pub(super) struct PartDone {
     pub req: u32,
-    pub ok: bool,
+    pub failure: Option<Failure>,
     pub keys: u32,
 }
 
@@ -151,10 +152,9 @@ impl Simulation<'_> {
         let server = self.pools[part.pool].pick(shard, part.read, threshold);
         self.arm_query(r, token, 1);
         let job = self.job(r, token, deadline, server, part, covered);
-        if self.send(part.pool, job) {
-            Next::Wait
-        } else {
-            Next::Part(false, covered)
+        match self.send(part.pool, job) {
+            Ok(()) => Next::Wait,
+            Err(why) => Next::Part(Some(why), covered),
         }
     }
 
@@ -196,8 +196,10 @@ impl Simulation<'_> {
             let job = self.job(r, token, deadline, server, part, keys);
             // Once a failed part has decided the query, later parts go out unheard. (A partial
             // query decides only at its last part, so it hears every failure.)
-            if !self.send(part.pool, job) && next == Next::Wait {
-                next = self.part_done(r, c, false, keys);
+            if let Err(why) = self.send(part.pool, job)
+                && next == Next::Wait
+            {
+                next = self.part_done(r, c, Some(why), keys);
             }
         }
         self.keys.parts = parts;
@@ -235,7 +237,14 @@ impl Simulation<'_> {
     /// fails the query (Grab's pipelines). Partial: the query succeeds with the parts that
     /// succeeded once all are back, and key-level outcomes are counted part by part.
     #[inline]
-    pub(super) fn part_done(&mut self, r: u32, c: usize, ok: bool, keys: u32) -> Next {
+    pub(super) fn part_done(
+        &mut self,
+        r: u32,
+        c: usize,
+        failure: Option<Failure>,
+        keys: u32,
+    ) -> Next {
+        let ok = failure.is_none();
         let step = self.reqs[r].step as usize;
         let st = &self.cfg.classes[c].steps[step];
         let (partial, counts_keys) = (st.query.completion == Completion::Partial, st.counts_keys);
@@ -253,17 +262,18 @@ impl Simulation<'_> {
                     k.keys_failed += keys as u64
                 }
             }
-            return match (req.parts_left, req.parts_failed == req.parts_total) {
-                (0, true) => Next::QueryFailed,
-                (0, false) => Next::StepDone,
+            return match (req.parts_left, failure) {
+                // Every part failed, this last one too: the query fails as it did.
+                (0, Some(why)) if req.parts_failed == req.parts_total => Next::QueryFailed(why),
+                (0, _) => Next::StepDone,
                 _ => Next::Wait,
             };
         }
-        if !ok {
+        if let Some(why) = failure {
             if counts_keys {
                 k.keys_failed += req.covered as u64;
             }
-            return Next::QueryFailed;
+            return Next::QueryFailed(why);
         }
         if req.parts_left > 0 {
             return Next::Wait;

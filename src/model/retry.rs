@@ -9,7 +9,7 @@
 use super::token_bucket::TokenBucket;
 use crate::engine::Rng;
 use crate::engine::time::SimTime;
-use crate::scenario::{Backoff, BreakerCfg, Jitter, RetryCfg};
+use crate::scenario::{Backoff, BreakerCfg, Failure, Jitter, RetryCfg};
 use rand::RngExt;
 
 /// What to do after a failed attempt.
@@ -22,20 +22,22 @@ pub enum Decision {
 }
 
 /// The retry decision, the same at both layers: after attempt number `attempts` (1 for the
-/// first) failed, retry while the policy allows more attempts and the retry budget (if
-/// any) has a token, after the policy's backoff with jitter. `prev_sleep` carries the last
-/// sleep (decorrelated jitter). Every failure is retried alike: a timeout, an error, a
-/// full queue, a rate limit or an open breaker.
+/// first) failed with `failure`, retry while the policy retries that kind of failure
+/// (`retry_on`, by default every kind: a timeout, an error, a full queue, a rate limit, an
+/// open breaker) and allows more attempts, and the retry budget (if any) has a token; after
+/// the policy's backoff with jitter. `prev_sleep` carries the last sleep (decorrelated
+/// jitter). A failure the policy does not retry takes no budget token.
 #[inline]
 pub fn decide(
     policy: &RetryCfg,
     attempts: u32,
+    failure: Failure,
     budget: Option<&mut TokenBucket>,
     prev_sleep: &mut SimTime,
     rng: &mut Rng,
     now: SimTime,
 ) -> Decision {
-    if attempts >= policy.max_attempts {
+    if attempts >= policy.max_attempts || !policy.retry_on.contains(failure) {
         return Decision::GiveUp;
     }
     if let Some(b) = budget
@@ -131,6 +133,7 @@ mod tests {
     fn policy(backoff: Backoff, jitter: Jitter) -> RetryCfg {
         RetryCfg {
             max_attempts: 10,
+            retry_on: crate::scenario::FailureSet::ALL,
             backoff,
             base_ns: 100,
             cap_ns: 1000,
@@ -192,15 +195,15 @@ mod tests {
         let mut rng = stream_rng(1, 0, "t");
         let mut prev = 0;
         assert_eq!(
-            decide(&p, 1, None, &mut prev, &mut rng, 0),
+            decide(&p, 1, Failure::Error, None, &mut prev, &mut rng, 0),
             Decision::RetryAfter(100)
         );
         assert_eq!(
-            decide(&p, 2, None, &mut prev, &mut rng, 0),
+            decide(&p, 2, Failure::Error, None, &mut prev, &mut rng, 0),
             Decision::RetryAfter(100)
         );
         assert_eq!(
-            decide(&p, 3, None, &mut prev, &mut rng, 0),
+            decide(&p, 3, Failure::Error, None, &mut prev, &mut rng, 0),
             Decision::GiveUp
         );
         let mut budget = TokenBucket::new(crate::scenario::TokenBucketCfg {
@@ -208,13 +211,63 @@ mod tests {
             burst: 1.0,
         });
         assert_eq!(
-            decide(&p, 1, Some(&mut budget), &mut prev, &mut rng, 0),
+            decide(
+                &p,
+                1,
+                Failure::Error,
+                Some(&mut budget),
+                &mut prev,
+                &mut rng,
+                0
+            ),
             Decision::RetryAfter(100)
         );
         assert_eq!(
-            decide(&p, 1, Some(&mut budget), &mut prev, &mut rng, 0),
+            decide(
+                &p,
+                1,
+                Failure::Error,
+                Some(&mut budget),
+                &mut prev,
+                &mut rng,
+                0
+            ),
             Decision::GiveUp,
             "an empty budget refuses the retry"
+        );
+        let only_timeouts = RetryCfg {
+            retry_on: crate::scenario::FailureSet::of(&[Failure::Timeout]),
+            ..p
+        };
+        let mut budget = TokenBucket::new(crate::scenario::TokenBucketCfg {
+            rate_per_s: 0.0,
+            burst: 1.0,
+        });
+        assert_eq!(
+            decide(
+                &only_timeouts,
+                1,
+                Failure::Rejected,
+                Some(&mut budget),
+                &mut prev,
+                &mut rng,
+                0
+            ),
+            Decision::GiveUp,
+            "a failure the policy does not retry"
+        );
+        assert_eq!(
+            decide(
+                &only_timeouts,
+                1,
+                Failure::Timeout,
+                Some(&mut budget),
+                &mut prev,
+                &mut rng,
+                0
+            ),
+            Decision::RetryAfter(100),
+            "the refused kind took no budget token"
         );
     }
 

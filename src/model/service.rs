@@ -9,18 +9,19 @@ use super::event::Event;
 use super::pool::Job;
 use super::query::PartDone;
 use super::simulation::Simulation;
+use crate::scenario::Failure;
 use rand::RngExt;
 
 impl Simulation<'_> {
-    /// Hands a job to its server; false when it fails at once (outage, crashed server,
-    /// full queue).
+    /// Hands a job to its server, or says why it fails at once: an error (outage, crashed
+    /// server) or a rejection (full queue).
     #[inline(always)]
-    pub(super) fn send(&mut self, p: usize, job: Job) -> bool {
+    pub(super) fn send(&mut self, p: usize, job: Job) -> Result<(), Failure> {
         let pool = &mut self.pools[p];
         pool.stats.sent += 1;
         if pool.outages > 0 {
             pool.stats.failed_fast += 1;
-            return false;
+            return Err(Failure::Error);
         }
         let server = &pool.servers[job.server as usize];
         if server.down {
@@ -29,22 +30,22 @@ impl Simulation<'_> {
             if self.cfg.pools[p].client.is_some_and(|c| c.refresh_on_error) {
                 pool.refresh_view();
             }
-            return false;
+            return Err(Failure::Error);
         }
         if server.busy < pool.workers {
             let j = self.jobs.insert(job);
             self.start_service(p, j);
-            return true;
+            return Ok(());
         }
         if (server.queue.len() as u32) < self.cfg.pools[p].queue_limit {
             pool.integrate(self.now);
             let j = self.jobs.insert(job);
             pool.servers[job.server as usize].queue.push_back(j);
             pool.queued += 1;
-            return true;
+            return Ok(());
         }
         pool.stats.dropped += 1;
-        false
+        Err(Failure::Rejected)
     }
 
     /// A worker takes job `j`: its service time is drawn and its end scheduled.
@@ -103,7 +104,7 @@ impl Simulation<'_> {
         self.serve_next(p, job.server);
         current.then_some(PartDone {
             req: job.req,
-            ok,
+            failure: (!ok).then_some(Failure::Error),
             keys: job.keys,
         })
     }
@@ -154,7 +155,8 @@ impl Simulation<'_> {
             let job = self.jobs[j];
             self.jobs.remove(j);
             if self.reqs[job.req].query_token == job.token {
-                self.advance(job.req, super::lifecycle::Next::Part(false, job.keys));
+                let failed = Some(Failure::Error);
+                self.advance(job.req, super::lifecycle::Next::Part(failed, job.keys));
             }
         }
     }

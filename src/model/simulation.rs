@@ -15,7 +15,7 @@ use super::triggers::Timetable;
 use super::workload::ClassState;
 use crate::engine::time::{SimTime, ns_to_secs};
 use crate::engine::{EventQueue, Rng, stream_rng};
-use crate::scenario::{Config, Scenario};
+use crate::scenario::{Config, Failure, Scenario};
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
@@ -222,7 +222,7 @@ impl<'a> Simulation<'a> {
             }
             Event::AttemptTimeout { req, token } => {
                 if self.reqs[req].attempt_token == token {
-                    self.advance(req, Next::AttemptFailed);
+                    self.advance(req, Next::AttemptFailed(Failure::Timeout));
                 }
             }
             Event::QueryStart { req, token } => {
@@ -232,12 +232,12 @@ impl<'a> Simulation<'a> {
             }
             Event::QueryTimeout { req, token } => {
                 if self.reqs[req].query_token == token {
-                    self.advance(req, Next::QueryFailed);
+                    self.advance(req, Next::QueryFailed(Failure::Timeout));
                 }
             }
             Event::JobDone { job, req } => {
                 if let Some(part) = self.job_done(job, req) {
-                    self.advance(part.req, Next::Part(part.ok, part.keys));
+                    self.advance(part.req, Next::Part(part.failure, part.keys));
                 }
             }
             Event::WindowEnd => self.window_end(),

@@ -115,10 +115,28 @@ pub enum Jitter {
     Decorrelated,
 }
 
+/// Why an attempt failed, as a retry policy's `retry_on` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Failure {
+    /// The client's attempt deadline or the query's own timeout passed.
+    Timeout,
+    /// The server answered with an error, crashed, or could not be reached (an outage).
+    Error,
+    /// The server's queue was full.
+    Rejected,
+    /// The class's rate limit refused a retry.
+    Throttled,
+    /// The class's circuit breaker was open.
+    Breaker,
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawRetry {
     pub max_attempts: Option<i64>,
+    /// Which failures are retried (default: all).
+    pub retry_on: Option<Vec<Failure>>,
     #[serde(default)]
     pub backoff: Backoff,
     pub base: Option<Dur>,

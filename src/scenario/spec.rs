@@ -4,7 +4,9 @@
 
 pub mod sweep;
 
-pub use super::raw::{Backoff, Completion, Discipline, Fanout, Jitter, Law, MissPolicy, ReadPref};
+pub use super::raw::{
+    Backoff, Completion, Discipline, Failure, Fanout, Jitter, Law, MissPolicy, ReadPref,
+};
 use crate::engine::time::SimTime;
 use std::sync::Arc;
 pub use sweep::{Axis, AxisUnit, Health, Phase, Tipping};
@@ -130,11 +132,33 @@ impl Profile {
     }
 }
 
+/// A set of failure kinds (a retry policy's `retry_on`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FailureSet(u8);
+
+impl FailureSet {
+    /// Every kind of failure: the default, retry whatever failed.
+    pub const ALL: FailureSet = FailureSet(0b1_1111);
+
+    /// The set of the given kinds.
+    pub fn of(kinds: &[Failure]) -> Self {
+        FailureSet(kinds.iter().fold(0, |m, &k| m | (1 << k as u8)))
+    }
+
+    /// True when `kind` is in the set.
+    #[inline(always)]
+    pub fn contains(self, kind: Failure) -> bool {
+        self.0 & (1 << kind as u8) != 0
+    }
+}
+
 /// A retry policy (request level or query level).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RetryCfg {
     /// Total attempts, including the first.
     pub max_attempts: u32,
+    /// The failures that are retried; others end the attempts at once.
+    pub retry_on: FailureSet,
     pub backoff: Backoff,
     pub base_ns: SimTime,
     pub cap_ns: SimTime,
@@ -148,6 +172,7 @@ impl RetryCfg {
     pub fn none() -> Self {
         Self {
             max_attempts: 1,
+            retry_on: FailureSet::ALL,
             backoff: Backoff::None,
             base_ns: 0,
             cap_ns: 0,

@@ -165,8 +165,19 @@ fn retry(path: &str, r: &RawRetry) -> V<RetryCfg> {
             })
         }
     };
+    let retry_on = match &r.retry_on {
+        None => FailureSet::ALL,
+        Some(kinds) if kinds.is_empty() => {
+            return bad(
+                format!("{path}.retry_on"),
+                "name at least one failure to retry (timeout, error, rejected, throttled, breaker); for no retries set `max_attempts = 1`",
+            );
+        }
+        Some(kinds) => FailureSet::of(kinds),
+    };
     Ok(RetryCfg {
         max_attempts,
+        retry_on,
         backoff: r.backoff,
         base_ns,
         cap_ns,
