@@ -215,25 +215,13 @@ impl<'a> Simulation<'a> {
                 }
             }
             Event::BurstArrival { trigger } => self.burst_arrival(trigger as usize),
-            Event::AttemptStart { req, token } => {
-                if self.reqs[req].attempt_token == token {
-                    self.advance(req, Next::Attempt);
-                }
-            }
+            Event::AttemptStart { req, token } => self.resume(req, token, Next::Attempt),
             Event::AttemptTimeout { req, token } => {
-                if self.reqs[req].attempt_token == token {
-                    self.advance(req, Next::AttemptFailed(Failure::Timeout));
-                }
+                self.resume(req, token, Next::AttemptFailed(Failure::Timeout))
             }
-            Event::QueryStart { req, token } => {
-                if self.reqs[req].query_token == token {
-                    self.advance(req, Next::Query);
-                }
-            }
+            Event::QueryStart { req, token } => self.resume(req, token, Next::Query),
             Event::QueryTimeout { req, token } => {
-                if self.reqs[req].query_token == token {
-                    self.advance(req, Next::QueryFailed(Failure::Timeout));
-                }
+                self.resume(req, token, Next::QueryFailed(Failure::Timeout))
             }
             Event::JobDone { job, req } => {
                 if let Some(part) = self.job_done(job, req) {
@@ -253,6 +241,21 @@ impl<'a> Simulation<'a> {
                     c.rejoin(slot as usize);
                 }
             }
+        }
+    }
+
+    /// A request's retry or timeout event: moves it on with `next` if the attempt (for
+    /// `Next::Attempt`/`AttemptFailed`) or query attempt (otherwise) that scheduled the event
+    /// is still current; a stale event is dropped.
+    #[inline(always)]
+    fn resume(&mut self, r: u32, token: u32, next: Next) {
+        let req = &self.reqs[r];
+        let current = match next {
+            Next::Attempt | Next::AttemptFailed(_) => req.attempt_token,
+            _ => req.query_token,
+        };
+        if current == token {
+            self.advance(r, next);
         }
     }
 
