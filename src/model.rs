@@ -22,7 +22,9 @@
 //! (an attempt or query attempt that has ended) makes an event a no-op.
 
 pub mod cache;
+pub mod calls;
 pub mod event;
+pub mod hedging;
 pub mod histogram;
 pub mod interventions;
 pub mod lifecycle;
@@ -33,6 +35,7 @@ pub mod request;
 pub mod retry;
 pub mod sampling;
 pub mod service;
+pub mod shedding;
 pub mod simulation;
 pub mod slab;
 pub mod token_bucket;

@@ -84,6 +84,7 @@ fn class(offered: u64, keys: Option<(u64, u64)>) -> ClassSummary {
         },
         keys_ok: keys.map(|k| k.0),
         keys_failed: keys.map(|k| k.1),
+        hedges: None,
     }
 }
 
@@ -99,6 +100,9 @@ fn pool(primary: Option<f64>) -> PoolSummary {
         queries: 41_017,
         failed_fast: 2,
         primary_utilization: primary,
+        mean_waiting_on_calls: None,
+        fallbacks: None,
+        shed: None,
     }
 }
 
@@ -128,6 +132,7 @@ fn summary() -> Summary {
                 slot_losses: 0,
             },
         )]),
+        calls: IndexMap::new(),
     }
 }
 

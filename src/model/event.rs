@@ -21,6 +21,10 @@ pub enum Event {
     /// (far apart in memory when many are in flight) are fetched at once, not one after
     /// the other.
     JobDone { job: u32, req: u32 },
+    /// A hedged query's second copy is due.
+    Hedge { req: u32, token: u32 },
+    /// A job's failed call has finished its fallback: the call counts as returned.
+    CallReturn { job: u32, token: u32 },
     /// The end of a time-series window.
     WindowEnd,
     /// An entry of the timetable: a trigger starts or ends, or an intervention applies.

@@ -19,7 +19,7 @@
 //! Retries at both layers are decided by [`retry::decide`].
 
 use super::event::Event;
-use super::request::Request;
+use super::request::{NO_PARENT, Request};
 use super::retry::{self, Decision};
 use super::simulation::Simulation;
 use crate::engine::time::SimTime;
@@ -47,6 +47,8 @@ pub(super) enum Next {
     AttemptFailed(Failure),
     /// The request is over: succeeded or failed.
     Done(bool),
+    /// A hedged query's delay is up: send its second copy.
+    Hedge,
     /// Nothing until an event brings the request back.
     Wait,
 }
@@ -64,11 +66,20 @@ impl Simulation<'_> {
             return;
         }
         cs.counts.admitted += 1;
+        self.start_request(c, NO_PARENT, 0);
+    }
+
+    /// An admitted request of class `c` starts: its record, then its first attempt. A pool
+    /// call names the job waiting on it (`parent`, with the job's calls token).
+    #[inline(always)]
+    pub(super) fn start_request(&mut self, c: usize, parent: u32, parent_token: u32) {
         let key_seed = self.keys.next_serial();
         let r = self.reqs.insert(Request {
             key_seed,
             class: c as u16,
             arrived: self.now,
+            parent,
+            parent_token,
             ..Request::default()
         });
         self.advance(r, Next::Attempt);
@@ -92,6 +103,7 @@ impl Simulation<'_> {
                     self.request_done(r, c, ok);
                     return;
                 }
+                Next::Hedge => self.send_hedge(r, c),
                 Next::Wait => return,
             }
         }
@@ -241,10 +253,16 @@ impl Simulation<'_> {
         }
     }
 
-    /// The request is over: count it, record its latency, free its slot.
+    /// The request is over: count it, record its latency, free its slot. A pool call then
+    /// reports to the job that made it.
     #[inline(always)]
     fn request_done(&mut self, r: u32, c: usize, ok: bool) {
-        let arrived = self.reqs[r].arrived;
+        let Request {
+            arrived,
+            parent,
+            parent_token,
+            ..
+        } = self.reqs[r];
         let cs = &mut self.classes[c];
         if ok {
             if let Some(b) = &self.cfg.classes[c].retry.breaker {
@@ -262,5 +280,8 @@ impl Simulation<'_> {
         self.reqs[r].attempt_token = a;
         self.reqs[r].query_token = q;
         self.reqs.remove(r);
+        if parent != NO_PARENT {
+            self.call_done(parent, parent_token, c, ok);
+        }
     }
 }

@@ -32,6 +32,30 @@ pub struct ClassSummary {
     /// Key-level failures of keyed queries (pipelines), counted per query attempt.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub keys_failed: Option<u64>,
+    /// Second copies sent by hedged steps (classes with a hedged step only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hedges: Option<u64>,
+}
+
+/// Totals of one pool call (`<pool>.<call>`): the requests a pool's jobs sent to a
+/// dependency. `calls = succeeded + failed + in_flight` at the end of every run.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CallSummary {
+    /// Calls made (one per job that reached the call).
+    pub calls: u64,
+    /// Tries of those calls (first tries and retries).
+    pub attempts: u64,
+    pub succeeded: u64,
+    pub failed: u64,
+    pub in_flight: u64,
+    /// Latency of successful calls, from the call to its success.
+    pub latency_s: Latency,
+    /// Second copies sent (hedged calls only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hedges: Option<u64>,
+    /// Seconds the call's breaker was open (calls with a breaker only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub breaker_open_s: Option<f64>,
 }
 
 /// Totals of one cache tier.
@@ -71,6 +95,16 @@ pub struct PoolSummary {
     /// Busy time of the primaries over their capacity (pools with replicas only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub primary_utilization: Option<f64>,
+    /// Time-average workers held by a job waiting on its calls (pools with calls only;
+    /// `utilization` counts them as busy).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean_waiting_on_calls: Option<f64>,
+    /// Failed calls the pool's jobs fell back from (pools with calls only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallbacks: Option<u64>,
+    /// Queries refused or dropped by load shedding (pools that shed only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shed: Option<u64>,
 }
 
 /// `summary.json`: byte-identical for the same scenario, seed and overrides.
@@ -85,6 +119,9 @@ pub struct Summary {
     pub pools: IndexMap<String, PoolSummary>,
     #[serde(skip_serializing_if = "IndexMap::is_empty")]
     pub caches: IndexMap<String, CacheSummary>,
+    /// Pool calls, by `<pool>.<call>` (scenarios with calls only).
+    #[serde(skip_serializing_if = "IndexMap::is_empty")]
+    pub calls: IndexMap<String, CallSummary>,
 }
 
 /// `timeseries.csv`: one row per step; `NaN` is written as an empty cell.

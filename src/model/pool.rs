@@ -12,6 +12,8 @@ use std::collections::VecDeque;
 #[derive(Debug, Clone, Copy)]
 pub struct Job {
     pub pool: u16,
+    /// The pool's endpoint the job serves (0: none named): which calls it makes.
+    pub endpoint: u16,
     pub server: u32,
     pub req: u32,
     pub token: u32,
@@ -23,6 +25,11 @@ pub struct Job {
     pub cost: f64,
     /// Keys the job covers (for key-level success of partial completion).
     pub keys: u32,
+    /// While the job's calls run (its worker held): a token its calls report back with
+    /// (0 otherwise), the stage running, and that stage's calls still out.
+    pub calls_token: u32,
+    pub stage: u16,
+    pub pending: u16,
 }
 
 /// One server: workers and a queue of job ids.
@@ -38,6 +45,10 @@ pub struct Server {
     pub latency_ewma_ns: f64,
     /// The primary of its shard.
     pub primary: bool,
+    /// Watermark shedding: refusing new work until the queue drains to the low mark.
+    pub shedding: bool,
+    /// When the queue last went from empty to not empty (CoDel's "not empty for").
+    pub busy_since: SimTime,
 }
 
 /// Running totals of one pool.
@@ -49,6 +60,12 @@ pub struct PoolStats {
     pub dropped: u64,
     pub expired: u64,
     pub failed_fast: u64,
+    /// Work refused or dropped by load shedding (watermarks, CoDel).
+    pub shed: u64,
+    /// Failed calls a job fell back from.
+    pub fallbacks: u64,
+    /// Integral over time of workers held while their job waits on its calls.
+    pub waiting_area: u128,
     /// Integer sums and integrals (ns, ns x count): exact, and no float conversion on
     /// the hot path.
     pub wait_sum_ns: u128,
@@ -69,6 +86,9 @@ pub struct PoolState {
     pub busy: u64,
     pub busy_primary: u64,
     pub queued: u64,
+    /// Workers held by a job waiting on its calls (part of `busy`).
+    pub waiting: u64,
+    waiting_last: SimTime,
     pub slowdown: f64,
     pub outages: u32,
     pub rng: Rng,
@@ -95,6 +115,8 @@ impl PoolState {
             busy: 0,
             busy_primary: 0,
             queued: 0,
+            waiting: 0,
+            waiting_last: 0,
             slowdown: 1.0,
             outages: 0,
             rng,
@@ -117,6 +139,23 @@ impl PoolState {
             self.stats.queue_area += self.queued as u128 * dt;
             self.last = now;
         }
+    }
+
+    /// Accumulates the integral of workers waiting on calls up to `now`; call before
+    /// `waiting` changes and before reading statistics (only pools with calls change it,
+    /// so it stays off the plain hot path).
+    pub fn integrate_waiting(&mut self, now: SimTime) {
+        let dt = (now - self.waiting_last) as u128;
+        self.stats.waiting_area += self.waiting as u128 * dt;
+        self.waiting_last = now;
+    }
+
+    /// Mean workers waiting on calls between two stat snapshots `ns` apart.
+    pub fn mean_waiting(&self, from: &PoolStats, ns: SimTime) -> f64 {
+        if ns == 0 {
+            return 0.0;
+        }
+        (self.stats.waiting_area - from.waiting_area) as f64 / ns as f64
     }
 
     /// Accumulates worker capacity up to `now`; call before the worker count changes and

@@ -9,7 +9,7 @@ use super::simulation::Simulation;
 use crate::engine::Rng;
 use crate::engine::rng::splitmix as mix;
 use crate::engine::time::SimTime;
-use crate::scenario::{Completion, Failure, Fanout, KeyCount, MissPolicy, ReadPref};
+use crate::scenario::{Completion, Failure, Fanout, KeyCount, MissPolicy, QueryCfg, ReadPref};
 use rand::RngExt;
 use rand_distr::{Distribution, Geometric, Poisson};
 
@@ -50,11 +50,24 @@ impl KeyScratch {
 
 /// What every part of a query shares: the pool, the read preference, the cost.
 #[derive(Clone, Copy)]
-struct Part {
+pub(super) struct Part {
     pool: usize,
+    endpoint: u16,
     read: ReadPref,
     cost: f64,
     cost_per_key: f64,
+}
+
+impl Part {
+    pub(super) fn of(q: &QueryCfg) -> Self {
+        Part {
+            pool: q.pool,
+            endpoint: q.endpoint,
+            read: q.read,
+            cost: q.cost,
+            cost_per_key: q.cost_per_key,
+        }
+    }
 }
 
 /// A part's answer for its query: which request, ok (`None`) or why it failed, how many
@@ -117,13 +130,9 @@ impl Simulation<'_> {
     pub(super) fn start_query(&mut self, r: u32, c: usize) -> Next {
         let token = self.next_token();
         let step = self.reqs[r].step as usize;
-        let q = &self.cfg.classes[c].steps[step].query;
-        let part = Part {
-            pool: q.pool,
-            read: q.read,
-            cost: q.cost,
-            cost_per_key: q.cost_per_key,
-        };
+        let st = &self.cfg.classes[c].steps[step];
+        let (q, hedge) = (&st.query, st.hedge);
+        let part = Part::of(q);
         let (fanout, timeout_ns) = (q.fanout, q.timeout_ns);
         let mut deadline = self.reqs[r].deadline;
         if timeout_ns != SimTime::MAX {
@@ -142,18 +151,16 @@ impl Simulation<'_> {
             return self.send_parts(r, c, token, deadline, fanout, part);
         }
         // The common case (one part) skips the grouping buffer.
-        let pool = &self.cfg.pools[part.pool];
-        let (shards, threshold) = (pool.shards, pool.latency_threshold_ns);
-        let shard = if shards > 1 {
-            self.route_rng.random_range(0..shards)
-        } else {
-            0
-        };
-        let server = self.pools[part.pool].pick(shard, part.read, threshold);
+        let server = self.route_one(part);
         self.arm_query(r, token, 1);
         let job = self.job(r, token, deadline, server, part, covered);
         match self.send(part.pool, job) {
-            Ok(()) => Next::Wait,
+            Ok(()) => {
+                if let Some(h) = hedge {
+                    self.arm_hedge(r, c, step, token, h);
+                }
+                Next::Wait
+            }
             Err(why) => Next::Part(Some(why), covered),
         }
     }
@@ -206,11 +213,34 @@ impl Simulation<'_> {
         next
     }
 
+    /// The server a one-part query goes to: a shard at random, then a server of it by the
+    /// read preference.
+    #[inline(always)]
+    pub(super) fn route_one(&mut self, part: Part) -> u32 {
+        let pool = &self.cfg.pools[part.pool];
+        let (shards, threshold) = (pool.shards, pool.latency_threshold_ns);
+        let shard = if shards > 1 {
+            self.route_rng.random_range(0..shards)
+        } else {
+            0
+        };
+        self.pools[part.pool].pick(shard, part.read, threshold)
+    }
+
     /// A job for one part of request `r`'s query.
     #[inline(always)]
-    fn job(&self, r: u32, token: u32, deadline: SimTime, server: u32, p: Part, keys: u32) -> Job {
+    pub(super) fn job(
+        &self,
+        r: u32,
+        token: u32,
+        deadline: SimTime,
+        server: u32,
+        p: Part,
+        keys: u32,
+    ) -> Job {
         Job {
             pool: p.pool as u16,
+            endpoint: p.endpoint,
             server,
             req: r,
             token,
@@ -219,6 +249,9 @@ impl Simulation<'_> {
             deadline,
             cost: p.cost + p.cost_per_key * keys as f64,
             keys,
+            calls_token: 0,
+            stage: 0,
+            pending: 0,
         }
     }
 
@@ -247,6 +280,9 @@ impl Simulation<'_> {
         let ok = failure.is_none();
         let step = self.reqs[r].step as usize;
         let st = &self.cfg.classes[c].steps[step];
+        if st.hedge.is_some() {
+            return self.hedged_part_done(r, c, step, failure);
+        }
         let (partial, counts_keys) = (st.query.completion == Completion::Partial, st.counts_keys);
         let req = &mut self.reqs[r];
         req.parts_left -= 1;

@@ -7,7 +7,7 @@ use crate::engine::time::SimTime;
 /// One request's progress. Tokens tie events to the attempt or query attempt that
 /// scheduled them; a stale event (an earlier attempt's timeout, a job whose caller gave up)
 /// carries an old token and is ignored.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct Request {
     pub class: u16,
     /// Index of the step being run.
@@ -35,6 +35,40 @@ pub struct Request {
     /// Last backoff sleeps (decorrelated jitter), request and query level.
     pub prev_sleep: SimTime,
     pub q_prev_sleep: SimTime,
+    /// When the current query attempt was sent (hedged steps track their latency).
+    pub q_sent: SimTime,
+    /// For a pool call: the job that waits on it ([`NO_PARENT`] for a client's request),
+    /// and the job's calls token when the call was made.
+    pub parent: u32,
+    pub parent_token: u32,
+}
+
+/// The `parent` of a client's request.
+pub const NO_PARENT: u32 = u32::MAX;
+
+impl Default for Request {
+    fn default() -> Self {
+        Self {
+            class: 0,
+            step: 0,
+            attempt: 0,
+            q_attempt: 0,
+            attempt_token: 0,
+            query_token: 0,
+            parts_left: 0,
+            parts_failed: 0,
+            parts_total: 0,
+            covered: 0,
+            key_seed: 0,
+            arrived: 0,
+            deadline: 0,
+            prev_sleep: 0,
+            q_prev_sleep: 0,
+            q_sent: 0,
+            parent: NO_PARENT,
+            parent_token: 0,
+        }
+    }
 }
 
 /// Requests in flight per class.

@@ -89,6 +89,9 @@ pub struct Breaker {
     ok: u32,
     failed: u32,
     open_until: SimTime,
+    /// When it last opened, and its open time before that.
+    opened_at: SimTime,
+    open_before_ns: SimTime,
 }
 
 impl Breaker {
@@ -96,6 +99,11 @@ impl Breaker {
     #[inline]
     pub fn is_open(&self, now: SimTime) -> bool {
         now < self.open_until
+    }
+
+    /// How long it has been open, in total, up to `now`.
+    pub fn open_time(&self, now: SimTime) -> SimTime {
+        self.open_before_ns + now.min(self.open_until).saturating_sub(self.opened_at)
     }
 
     /// Records one finished attempt. While open, the breaker counts nothing: the attempts
@@ -117,6 +125,8 @@ impl Breaker {
         }
         let total = self.ok + self.failed;
         if total >= cfg.min_requests && self.failed as f64 >= cfg.failure_ratio * total as f64 {
+            self.open_before_ns += self.open_until - self.opened_at;
+            self.opened_at = now;
             self.open_until = now.saturating_add(cfg.open_for_ns);
             self.window_start = self.open_until;
             self.ok = 0;

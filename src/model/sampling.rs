@@ -47,6 +47,7 @@ impl Simulation<'_> {
         for pool in &mut self.pools {
             pool.integrate(self.now);
             pool.integrate_capacity(self.now);
+            pool.integrate_waiting(self.now);
         }
         let row: Vec<f64> = self
             .sampler
@@ -56,6 +57,7 @@ impl Simulation<'_> {
             .collect();
         for cs in &mut self.classes {
             cs.window_mark = cs.counts;
+            cs.breaker_mark = cs.breaker.open_time(self.now);
             cs.latency.merge(&cs.window_latency);
             cs.window_latency.clear();
         }
@@ -108,6 +110,20 @@ impl Simulation<'_> {
                     Measure::QueueLen => pool.window(&pool.window_mark, span).1,
                     Measure::QueriesPerS => rate(pool.stats.sent, pool.window_mark.sent),
                     Measure::PrimaryUtilization => pool.primary_utilization(&pool.window_mark),
+                    Measure::WaitingOnCalls => pool.mean_waiting(&pool.window_mark, span),
+                    Measure::ShedPerS => rate(pool.stats.shed, pool.window_mark.shed),
+                    _ => f64::NAN,
+                }
+            }
+            Owner::Call(i) => {
+                let cs = &self.classes[self.cfg.calls[i].class];
+                let (n, m) = (&cs.counts, &cs.window_mark);
+                match col.measure {
+                    Measure::CallsPerS => rate(n.attempts, m.attempts),
+                    Measure::CallFailed => rate(n.failed, m.failed),
+                    Measure::BreakerOpen => {
+                        (cs.breaker.open_time(self.now) - cs.breaker_mark) as f64 / span as f64
+                    }
                     _ => f64::NAN,
                 }
             }
@@ -123,9 +139,11 @@ impl Simulation<'_> {
         let dur_s = ns_to_secs(self.end);
         let live = live_per_class(&self.reqs, self.classes.len());
         let mut classes = IndexMap::new();
+        let mut calls = IndexMap::new();
         for (c, cs) in self.classes.iter().enumerate() {
             let k = cs.counts;
-            let name = self.cfg.classes[c].name.clone();
+            let cfg = &self.cfg.classes[c];
+            let name = cfg.name.clone();
             // Every request is accounted for, in every run.
             if k.offered != k.admitted + k.rejected
                 || k.admitted != k.succeeded + k.failed + live[c]
@@ -139,7 +157,33 @@ impl Simulation<'_> {
                 });
             }
             let q = |x: f64| cs.latency.quantile(x).map(|v| v / 1e9);
-            let uses_keys = self.cfg.classes[c].steps.iter().any(|st| st.counts_keys);
+            let latency_s = Latency {
+                mean: (k.succeeded > 0)
+                    .then(|| cs.latency_sum_ns as f64 / k.succeeded as f64 / 1e9),
+                p50: q(0.5),
+                p99: q(0.99),
+            };
+            let hedged = cfg.steps.iter().any(|st| st.hedge.is_some());
+            if cfg.call.is_some() {
+                calls.insert(
+                    name,
+                    CallSummary {
+                        calls: k.offered,
+                        attempts: k.attempts,
+                        succeeded: k.succeeded,
+                        failed: k.failed,
+                        in_flight: live[c],
+                        latency_s,
+                        hedges: hedged.then_some(k.hedges),
+                        breaker_open_s: cfg
+                            .retry
+                            .breaker
+                            .map(|_| ns_to_secs(cs.breaker.open_time(self.end))),
+                    },
+                );
+                continue;
+            }
+            let uses_keys = cfg.steps.iter().any(|st| st.counts_keys);
             classes.insert(
                 name,
                 ClassSummary {
@@ -151,14 +195,10 @@ impl Simulation<'_> {
                     in_flight: live[c],
                     attempts: k.attempts,
                     goodput_per_s: k.succeeded as f64 / dur_s,
-                    latency_s: Latency {
-                        mean: (k.succeeded > 0)
-                            .then(|| cs.latency_sum_ns as f64 / k.succeeded as f64 / 1e9),
-                        p50: q(0.5),
-                        p99: q(0.99),
-                    },
+                    latency_s,
                     keys_ok: uses_keys.then_some(k.keys_ok),
                     keys_failed: uses_keys.then_some(k.keys_failed),
+                    hedges: hedged.then_some(k.hedges),
                 },
             );
         }
@@ -166,6 +206,9 @@ impl Simulation<'_> {
         for (p, pool) in self.pools.iter_mut().enumerate() {
             pool.integrate(self.end);
             pool.integrate_capacity(self.end);
+            pool.integrate_waiting(self.end);
+            let pcfg = &self.cfg.pools[p];
+            let calls = pcfg.has_calls;
             let (util, qlen) = pool.window(&Default::default(), self.end);
             let (wait, sojourn) = pool.means();
             let s = &pool.stats;
@@ -184,6 +227,10 @@ impl Simulation<'_> {
                     primary_utilization: pool
                         .replicated()
                         .then(|| pool.primary_utilization(&Default::default())),
+                    mean_waiting_on_calls: calls
+                        .then(|| pool.mean_waiting(&Default::default(), self.end)),
+                    fallbacks: calls.then_some(s.fallbacks),
+                    shed: pcfg.shed.map(|_| s.shed),
                 },
             );
         }
@@ -216,6 +263,7 @@ impl Simulation<'_> {
                 events: self.events,
                 classes,
                 pools,
+                calls,
             },
             series: TimeSeries {
                 columns: std::mem::take(&mut self.sampler.columns),

@@ -37,13 +37,23 @@ impl Simulation<'_> {
             self.start_service(p, j);
             return Ok(());
         }
-        if (server.queue.len() as u32) < self.cfg.pools[p].queue_limit {
+        let pc = &self.cfg.pools[p];
+        let len = server.queue.len() as u32;
+        if len < pc.queue_limit {
+            if let Some(shed) = pc.shed
+                && !self.admit(p, job.server, len, shed)
+            {
+                self.pools[p].stats.shed += 1;
+                return Err(Failure::Rejected);
+            }
+            let pool = &mut self.pools[p];
             pool.integrate(self.now);
             let j = self.jobs.insert(job);
             pool.servers[job.server as usize].queue.push_back(j);
             pool.queued += 1;
             return Ok(());
         }
+        let pool = &mut self.pools[p];
         pool.stats.dropped += 1;
         Err(Failure::Rejected)
     }
@@ -69,13 +79,31 @@ impl Simulation<'_> {
             .schedule(self.now.saturating_add(t), Event::JobDone { job: j, req });
     }
 
-    /// A worker finishes job `j` and takes the next waiting one. Returns the part's answer
-    /// if its query still waits for it (not if the caller moved on).
+    /// A worker finishes job `j`'s own service: a pool with calls now makes them, holding
+    /// the worker; otherwise the job is over.
     #[inline]
     pub(super) fn job_done(&mut self, j: u32, r: u32) -> Option<PartDone> {
         // Both loads issue before either is used (see `Event::JobDone`).
         let job = self.jobs[j];
         let current = self.reqs[r].query_token == job.token;
+        if self.cfg.pools[job.pool as usize].has_calls && self.start_calls(j, current) {
+            return None;
+        }
+        self.finish_job(j, current, None)
+    }
+
+    /// Job `j` is over: its worker takes the next waiting one. It failed if `failure` says
+    /// so (one of its calls failed), if its server crashed meanwhile, or by the pool's error
+    /// rate. Returns the part's answer if its query still waits for it (`current`: the
+    /// caller has not moved on).
+    #[inline]
+    pub(super) fn finish_job(
+        &mut self,
+        j: u32,
+        current: bool,
+        failure: Option<Failure>,
+    ) -> Option<PartDone> {
+        let job = self.jobs[j];
         let p = job.pool as usize;
         let pcfg = &self.cfg.pools[p];
         let pool = &mut self.pools[p];
@@ -92,7 +120,7 @@ impl Simulation<'_> {
         pool.stats.sojourn_sum_ns += (self.now - job.enqueued) as u128;
         let server = &mut pool.servers[job.server as usize];
         // A job on a server that crashed meanwhile is lost: its caller sees an error.
-        let mut ok = !server.down;
+        let mut ok = !server.down && failure.is_none();
         if pool.per_shard > 1 {
             server.latency_ewma_ns +=
                 0.1 * ((self.now - job.enqueued) as f64 - server.latency_ewma_ns);
@@ -100,6 +128,7 @@ impl Simulation<'_> {
         if pcfg.error_rate > 0.0 {
             ok &= pool.rng.random::<f64>() >= pcfg.error_rate;
         }
+        self.jobs[j].calls_token = 0;
         self.jobs.remove(j);
         self.serve_next(p, job.server);
         current.then_some(PartDone {
@@ -109,21 +138,25 @@ impl Simulation<'_> {
         })
     }
 
-    /// Starts waiting jobs on a server while it has free workers, dropping expired ones.
+    /// Starts waiting jobs on a server while it has free workers, dropping expired ones
+    /// (`cancel_expired`) and shedding by CoDel.
     #[inline(always)]
     pub(super) fn serve_next(&mut self, p: usize, server: u32) {
-        let (discipline, cancel_expired) = (
-            self.cfg.pools[p].discipline,
-            self.cfg.pools[p].cancel_expired,
-        );
+        let pc = &self.cfg.pools[p];
+        let (mut discipline, cancel_expired) = (pc.discipline, pc.cancel_expired);
+        let codel = pc.shed.and_then(|s| s.codel.map(|c| (c, s.adaptive_lifo)));
         loop {
             let pool = &mut self.pools[p];
             if pool.servers[server as usize].busy >= pool.workers {
-                return;
+                break;
             }
             pool.integrate(self.now);
+            if let Some((c, adaptive)) = codel {
+                discipline = self.codel(p, server, c, adaptive, discipline);
+            }
+            let pool = &mut self.pools[p];
             let Some(nj) = pool.next_waiting(server, discipline) else {
-                return;
+                break;
             };
             if cancel_expired {
                 let job = &self.jobs[nj];
@@ -134,6 +167,9 @@ impl Simulation<'_> {
                 }
             }
             self.start_service(p, nj);
+        }
+        if codel.is_some() {
+            self.report_shed();
         }
     }
 

@@ -65,6 +65,8 @@ pub struct Simulation<'a> {
     pub(super) token: u32,
     /// Events handled so far.
     pub(super) events: u64,
+    /// Jobs just shed by CoDel, to report to their callers.
+    pub(super) shed_jobs: Vec<u32>,
 }
 
 /// Runs `sc` once with run index `run` (0 for a plain run; sweeps use one per seed).
@@ -114,6 +116,7 @@ impl<'a> Simulation<'a> {
             sampler: Sampler::new(&cfg),
             token: 0,
             events: 0,
+            shed_jobs: Vec::new(),
             cfg,
         }
     }
@@ -193,6 +196,7 @@ impl<'a> Simulation<'a> {
                 &Event::AttemptStart { req, .. }
                 | &Event::AttemptTimeout { req, .. }
                 | &Event::QueryStart { req, .. }
+                | &Event::Hedge { req, .. }
                 | &Event::QueryTimeout { req, .. },
             ) => prefetch(&self.reqs[req]),
             _ => {}
@@ -228,6 +232,8 @@ impl<'a> Simulation<'a> {
                     self.advance(part.req, Next::Part(part.failure, part.keys));
                 }
             }
+            Event::Hedge { req, token } => self.resume(req, token, Next::Hedge),
+            Event::CallReturn { job, token } => self.call_returned(job, token),
             Event::WindowEnd => self.window_end(),
             Event::Scheduled { idx } => self.scheduled(idx as usize),
             Event::ViewRefresh { pool } => self.view_refresh(pool as usize),

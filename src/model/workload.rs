@@ -3,10 +3,11 @@
 
 use crate::engine::Rng;
 use crate::engine::time::{NS_PER_S, SimTime};
+use crate::model::hedging::HedgeTracker;
 use crate::model::histogram::Histogram;
 use crate::model::retry::Breaker;
 use crate::model::token_bucket::TokenBucket;
-use crate::scenario::ClassCfg;
+use crate::scenario::{ClassCfg, HedgeCfg, StepCfg};
 use rand::RngExt;
 use rand_distr::Exp1;
 
@@ -24,6 +25,8 @@ pub struct ClassCounters {
     pub keys_failed: u64,
     /// Retry attempts refused by the rate limit.
     pub throttled: u64,
+    /// Second copies sent by hedged queries.
+    pub hedges: u64,
 }
 
 /// A class's live state: its arrival process, admission, retry budgets and statistics.
@@ -40,6 +43,10 @@ pub struct ClassState {
     pub retry_budget: Option<TokenBucket>,
     pub step_budgets: Vec<Option<TokenBucket>>,
     pub breaker: Breaker,
+    /// The breaker's open time at the start of the current time-series window.
+    pub breaker_mark: SimTime,
+    /// Per step: the latency tracker of a step hedged at a percentile.
+    pub hedges: Vec<Option<HedgeTracker>>,
     pub counts: ClassCounters,
     pub window_mark: ClassCounters,
     pub latency: Histogram,
@@ -64,6 +71,8 @@ impl ClassState {
                 .map(|s| s.query.retry.budget.map(TokenBucket::new))
                 .collect(),
             breaker: Breaker::default(),
+            breaker_mark: 0,
+            hedges: cfg.steps.iter().map(tracker).collect(),
             counts: ClassCounters::default(),
             window_mark: ClassCounters::default(),
             latency: Histogram::new(),
@@ -96,6 +105,13 @@ impl ClassState {
         for (b, s) in self.step_budgets.iter_mut().zip(&cfg.steps) {
             reconfigure_bucket(b, now, s.query.retry.budget);
         }
+        // A step newly hedged at a percentile starts tracking; one no longer so stops.
+        for (t, s) in self.hedges.iter_mut().zip(&cfg.steps) {
+            match (t.as_ref(), s.hedge) {
+                (Some(_), Some(HedgeCfg::Percentile(_))) => {}
+                _ => *t = tracker(s),
+            }
+        }
     }
 
     /// Time to the next candidate arrival, or `None` when the rate is zero.
@@ -116,6 +132,14 @@ impl ClassState {
         }
         let r = cfg.rate_per_s * cfg.profile.factor(t);
         self.rng.random::<f64>() * self.rate_max < r
+    }
+}
+
+/// A latency tracker for a step hedged at a percentile.
+fn tracker(s: &StepCfg) -> Option<HedgeTracker> {
+    match s.hedge {
+        Some(HedgeCfg::Percentile(p)) => Some(HedgeTracker::new(p)),
+        _ => None,
     }
 }
 

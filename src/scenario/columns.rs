@@ -33,8 +33,19 @@ pub enum Measure {
     QueriesPerS,
     /// Busy primaries over their capacity (pools with replicas only).
     PrimaryUtilization,
+    /// Time-average workers held by jobs waiting on their calls (pools with calls only);
+    /// `utilization` counts them as busy.
+    WaitingOnCalls,
+    /// Queries refused or dropped by load shedding (pools that shed only).
+    ShedPerS,
     /// Cache hits over lookups, key by key.
     HitRatio,
+    /// Tries of a pool call (first tries and retries): queries per dependency.
+    CallsPerS,
+    /// Pool calls that failed for good.
+    CallFailed,
+    /// Share of the window the call's breaker was open (calls with a breaker only).
+    BreakerOpen,
 }
 
 /// Which component a column belongs to.
@@ -48,11 +59,13 @@ pub enum Owner {
     Pool(usize),
     /// A cache tier, by index into [`Config::caches`].
     Cache(usize),
+    /// A pool call, by index into [`Config::calls`].
+    Call(usize),
 }
 
 impl Measure {
     /// Every measure, in column order within its component.
-    pub const ALL: [Measure; 12] = [
+    pub const ALL: [Measure; 17] = [
         Measure::Time,
         Measure::Offered,
         Measure::Attempts,
@@ -64,10 +77,16 @@ impl Measure {
         Measure::QueueLen,
         Measure::QueriesPerS,
         Measure::PrimaryUtilization,
+        Measure::WaitingOnCalls,
+        Measure::ShedPerS,
         Measure::HitRatio,
+        Measure::CallsPerS,
+        Measure::CallFailed,
+        Measure::BreakerOpen,
     ];
 
-    /// The measures a component of `kind` ("class", "pool", "cache") has, in column order.
+    /// The measures a component of `kind` ("class", "pool", "cache", "call") has, in column
+    /// order.
     pub fn of(kind: &'static str) -> impl Iterator<Item = Measure> {
         Measure::ALL
             .into_iter()
@@ -88,11 +107,17 @@ impl Measure {
             Measure::QueueLen => "queue_len",
             Measure::QueriesPerS => "queries_per_s",
             Measure::PrimaryUtilization => "primary_utilization",
+            Measure::WaitingOnCalls => "waiting_on_calls",
+            Measure::ShedPerS => "shed_per_s",
             Measure::HitRatio => "hit_ratio",
+            Measure::CallsPerS => "calls_per_s",
+            Measure::CallFailed => "failed_per_s",
+            Measure::BreakerOpen => "breaker_open",
         }
     }
 
-    /// The kind of component that has this measure: "class", "pool", "cache" or "" (time).
+    /// The kind of component that has this measure: "class", "pool", "cache", "call" or ""
+    /// (time).
     pub fn owner_kind(self) -> &'static str {
         match self {
             Measure::Time => "",
@@ -105,8 +130,11 @@ impl Measure {
             Measure::Utilization
             | Measure::QueueLen
             | Measure::QueriesPerS
-            | Measure::PrimaryUtilization => "pool",
+            | Measure::PrimaryUtilization
+            | Measure::WaitingOnCalls
+            | Measure::ShedPerS => "pool",
             Measure::HitRatio => "cache",
+            Measure::CallsPerS | Measure::CallFailed | Measure::BreakerOpen => "call",
         }
     }
 
@@ -114,7 +142,10 @@ impl Measure {
     pub fn is_ratio(self) -> bool {
         matches!(
             self,
-            Measure::Utilization | Measure::PrimaryUtilization | Measure::HitRatio
+            Measure::Utilization
+                | Measure::PrimaryUtilization
+                | Measure::HitRatio
+                | Measure::BreakerOpen
         )
     }
 }
@@ -128,10 +159,12 @@ pub struct Column {
     pub name: String,
 }
 
-/// The columns of `timeseries.csv` for a configuration: `time_s`, then per class its
+/// The columns of `timeseries.csv` for a configuration: `time_s`, then per client class its
 /// measures, per pool `utilization`, `queue_len`, `queries_per_s` (and
-/// `primary_utilization` with replicas), per cache tier `hit_ratio` (each in the order of
-/// [`Measure::ALL`]).
+/// `primary_utilization` with replicas, `waiting_on_calls` with calls, `shed_per_s` when it
+/// sheds), per cache tier `hit_ratio`, per pool call `calls_per_s`, `failed_per_s` (and
+/// `breaker_open` with a breaker), each in the order of [`Measure::ALL`]. A scenario
+/// without calls or shedding has the columns it always had.
 pub fn columns(cfg: &Config) -> Vec<Column> {
     let mut out = vec![Column {
         owner: Owner::Time,
@@ -145,15 +178,21 @@ pub fn columns(cfg: &Config) -> Vec<Column> {
             name: format!("{component}.{}", m.suffix()),
         })
     };
-    for (i, c) in cfg.classes.iter().enumerate() {
+    for (i, c) in cfg.client_classes().iter().enumerate() {
         for m in Measure::of("class") {
             add(Owner::Class(i), &c.name, m);
         }
     }
     for (i, p) in cfg.pools.iter().enumerate() {
         for m in Measure::of("pool") {
-            // Only pools with replicas have primaries to tell apart.
-            if m != Measure::PrimaryUtilization || p.replicas > 0 {
+            // Only pools with replicas have primaries to tell apart, and so on.
+            let has = match m {
+                Measure::PrimaryUtilization => p.replicas > 0,
+                Measure::WaitingOnCalls => p.has_calls,
+                Measure::ShedPerS => p.shed.is_some(),
+                _ => true,
+            };
+            if has {
                 add(Owner::Pool(i), &p.name, m);
             }
         }
@@ -161,6 +200,13 @@ pub fn columns(cfg: &Config) -> Vec<Column> {
     for (i, c) in cfg.caches.iter().enumerate() {
         for m in Measure::of("cache") {
             add(Owner::Cache(i), &c.name, m);
+        }
+    }
+    for (i, call) in cfg.calls.iter().enumerate() {
+        for m in Measure::of("call") {
+            if m != Measure::BreakerOpen || cfg.classes[call.class].retry.breaker.is_some() {
+                add(Owner::Call(i), &call.name, m);
+            }
         }
     }
     out

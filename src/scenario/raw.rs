@@ -123,11 +123,11 @@ pub enum Failure {
     Timeout,
     /// The server answered with an error, crashed, or could not be reached (an outage).
     Error,
-    /// The server's queue was full.
+    /// The server refused the work: its queue was full, or it shed load.
     Rejected,
     /// The class's rate limit refused a retry.
     Throttled,
-    /// The class's circuit breaker was open.
+    /// The class's (or the call's) circuit breaker was open.
     Breaker,
 }
 
@@ -249,7 +249,8 @@ impl<'de> Deserialize<'de> for RawCount {
 }
 
 /// One step of a request. Exactly one of `query` (more kinds come with later issues)
-/// names what the step does.
+/// names what the step does: `"<pool>"`, or `"<pool>/<endpoint>"` for one of the pool's
+/// endpoints (the calls its jobs make).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawStep {
@@ -264,6 +265,68 @@ pub struct RawStep {
     pub read: Option<ReadPref>,
     pub timeout: Option<Dur>,
     pub retry: Option<RawRetry>,
+    pub hedge: Option<RawHedge>,
+    // The keys below belong to a pool's calls (`[[pool.NAME.calls]]`), which have the
+    // shape of a step; there `timeout` and `retry` are the call's own (with an optional
+    // breaker per dependency), not its query's.
+    /// The call's name in outputs (default: the pool it queries).
+    pub name: Option<String>,
+    /// Runs alongside the call before it instead of after it.
+    #[serde(default)]
+    pub parallel: bool,
+    /// What a failure does: without it, the job fails; with it, the job falls back.
+    pub fallback: Option<RawFallback>,
+    /// Made only by the jobs of this endpoint of the pool (`query = "<pool>/<endpoint>"`);
+    /// without it, by every job of the pool.
+    pub endpoint: Option<String>,
+    /// A bulkhead: at most this many of the call in flight from the pool at once; beyond,
+    /// the call is refused at once.
+    pub max_in_flight: Option<i64>,
+}
+
+/// A second copy of a query, sent when the first has not answered after a delay: a fixed
+/// one (`after`), or the query's own latency percentile as it tracks it (`percentile`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHedge {
+    pub after: Option<Dur>,
+    pub percentile: Option<f64>,
+}
+
+/// What a job does when a call fails for good: instead of failing, it spends `cost` times
+/// its pool's service time (a default answer, a stale copy) and goes on.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFallback {
+    pub cost: f64,
+}
+
+/// Load shedding at a pool's servers.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawShed {
+    pub watermarks: Option<RawWatermarks>,
+    pub codel: Option<RawCodel>,
+    #[serde(default)]
+    pub adaptive_lifo: bool,
+}
+
+/// Refuse new work once a server's queue reaches `high`, until it has drained to `low`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWatermarks {
+    pub high: i64,
+    pub low: Option<i64>,
+}
+
+/// Controlled delay, as Facebook's "Fail at Scale" (2015) describes it: when a server's
+/// queue has not been empty for `interval`, work that waited longer than `target` is shed
+/// as it reaches the head; otherwise the limit is `interval`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCodel {
+    pub target: Dur,
+    pub interval: Dur,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
@@ -309,6 +372,10 @@ pub struct RawPool {
     pub discipline: Discipline,
     pub client: Option<RawClusterClient>,
     pub latency_threshold: Option<Dur>,
+    /// The calls each job makes while holding its worker: steps, with call keys.
+    #[serde(default)]
+    pub calls: Vec<RawStep>,
+    pub shed: Option<RawShed>,
 }
 
 /// How clients route to a sharded, replicated pool: their own copy of the topology.

@@ -48,8 +48,14 @@ pub struct Scenario {
 /// classes, pools and events exist, and their sizes) stays fixed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
-    /// Request classes, in file order.
+    /// Request classes: the clients' classes in file order (the first [`Config::clients`]),
+    /// then one per pool call ([`Config::calls`]): a call's requests are sent by a pool's
+    /// job instead of by clients, and run through the same lifecycle.
     pub classes: Vec<ClassCfg>,
+    /// How many of [`Config::classes`] are the clients' own.
+    pub clients: usize,
+    /// Every pool's calls, pool by pool in file order.
+    pub calls: Vec<CallCfg>,
     /// Server pools, in file order.
     pub pools: Vec<PoolCfg>,
     /// Cache tiers, in file order.
@@ -57,6 +63,31 @@ pub struct Config {
     /// Triggers: the file's time-triggered `[event.NAME]` sections, in file order. (In
     /// the code "event" is the engine's word; a scenario event is a trigger.)
     pub triggers: Vec<TriggerCfg>,
+}
+
+impl Config {
+    /// The clients' request classes (without the classes of pool calls).
+    pub fn client_classes(&self) -> &[ClassCfg] {
+        &self.classes[..self.clients]
+    }
+}
+
+/// A call that the jobs of a pool make while holding their worker. Its timeout, retry
+/// policy, breaker (one per dependency) and step are those of its class,
+/// `Config::classes[class]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallCfg {
+    /// `<pool>.<call>`: how outputs name it.
+    pub name: String,
+    /// The calling pool.
+    pub pool: usize,
+    /// Its class in [`Config::classes`].
+    pub class: usize,
+    /// On failure, the job spends this many times its pool's service time on a fallback
+    /// and goes on; `None`: a failure fails the job.
+    pub fallback: Option<f64>,
+    /// A bulkhead: the most calls in flight from the pool at once (`u32::MAX`: no limit).
+    pub max_in_flight: u32,
 }
 
 /// A scheduled change of parameters.
@@ -82,6 +113,8 @@ pub struct ClassCfg {
     pub retry: RetryCfg,
     pub rate_limit: Option<TokenBucketCfg>,
     pub steps: Vec<StepCfg>,
+    /// For the class of a pool call: its index in [`Config::calls`].
+    pub call: Option<usize>,
 }
 
 /// A piecewise-linear multiplier of the base rate, optionally repeating.
@@ -215,6 +248,17 @@ pub struct StepCfg {
     pub keyed: bool,
     /// Derived: key-level outcomes are counted (a keyed query without a cache: a pipeline).
     pub counts_keys: bool,
+    /// A second copy of the query if the first is slow (single-part queries only).
+    pub hedge: Option<HedgeCfg>,
+}
+
+/// When a query sends its second copy.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum HedgeCfg {
+    /// A fixed delay after the first copy.
+    After(SimTime),
+    /// The query's own latency percentile (0 to 100), tracked as it runs.
+    Percentile(f64),
 }
 
 /// The number of keys a step touches.
@@ -238,6 +282,8 @@ pub enum KeyCount {
 pub struct QueryCfg {
     /// Index into [`Config::pools`].
     pub pool: usize,
+    /// Index into the pool's `endpoints` (0: none named).
+    pub endpoint: u16,
     /// Service-time multiplier of one part (a counter update costs about 100 plain writes).
     pub cost: f64,
     /// Added to a part's cost for each key it covers (rows fetched).
@@ -279,6 +325,36 @@ pub struct PoolCfg {
     pub client: Option<ClusterClientCfg>,
     /// `read = "latency"` prefers the primary while its recent latency is under this.
     pub latency_threshold_ns: SimTime,
+    /// The pool's endpoints: `""` (jobs that name none) first, then each name its calls
+    /// give, in file order.
+    pub endpoints: Vec<String>,
+    /// Per endpoint, the calls each of its jobs makes while holding its worker, after its
+    /// own service: stages in order, each a set of indices into [`Config::calls`] that run
+    /// in parallel.
+    pub plans: Vec<Vec<Vec<usize>>>,
+    /// Derived: some endpoint makes calls.
+    pub has_calls: bool,
+    /// Load shedding at each server, if any.
+    pub shed: Option<ShedCfg>,
+}
+
+/// How a pool's servers shed load.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ShedCfg {
+    /// Refuse new work at `high` waiting jobs until the queue drains to `low`.
+    pub watermarks: Option<(u32, u32)>,
+    pub codel: Option<CodelCfg>,
+    /// Serve the newest work first while CoDel sees a standing queue.
+    pub adaptive_lifo: bool,
+}
+
+/// Controlled delay ("Fail at Scale", 2015): while a server's queue has not been empty for
+/// `interval`, work that waited longer than `target` is shed at the head of the queue;
+/// otherwise the limit is `interval`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CodelCfg {
+    pub target_ns: SimTime,
+    pub interval_ns: SimTime,
 }
 
 /// The client's view of a sharded, replicated pool (Grab's Go-Redis cluster client).

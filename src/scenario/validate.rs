@@ -6,6 +6,7 @@
 //! [`Tipping`]: crate::scenario::spec::Tipping
 //! [`Phase`]: crate::scenario::spec::Phase
 
+mod call;
 mod check;
 mod class;
 mod pool;
@@ -18,6 +19,7 @@ use super::spec::Config;
 use crate::engine::time::SimTime;
 use check::{V, bad, nonzero_dur};
 
+pub use call::MAX_CALL_DEPTH;
 pub use check::{Problem, did_you_mean, listing, nearest};
 pub use structure::same_structure;
 pub use sweep::tipping;
@@ -63,15 +65,15 @@ pub fn validate(raw: &RawScenario) -> V<(Meta, Config)> {
     for (name, c) in &raw.cache {
         caches.push(pool::cache(&format!("cache.{name}"), name, c)?);
     }
+    let endpoints = call::endpoints(&raw.pool)?;
+    let targets = check::Targets {
+        pools: &pool_names,
+        endpoints: &endpoints,
+        caches: &cache_names,
+    };
     let mut classes = Vec::new();
     for (name, c) in &raw.class {
-        classes.push(class::class(
-            &format!("class.{name}"),
-            name,
-            c,
-            &pool_names,
-            &cache_names,
-        )?);
+        classes.push(class::class(&format!("class.{name}"), name, c, &targets)?);
     }
     if classes.is_empty() {
         return bad(
@@ -79,6 +81,9 @@ pub fn validate(raw: &RawScenario) -> V<(Meta, Config)> {
             "the scenario has no request class; add one, e.g. [class.request]",
         );
     }
+    let clients = classes.len();
+    let (calls, call_classes) = call::calls(&raw.pool, &mut pools, &targets, clients)?;
+    classes.extend(call_classes);
     let mut triggers = Vec::new();
     for (name, e) in &raw.event {
         triggers.push(trigger::trigger(
@@ -103,6 +108,8 @@ pub fn validate(raw: &RawScenario) -> V<(Meta, Config)> {
         meta,
         Config {
             classes,
+            clients,
+            calls,
             pools,
             caches,
             triggers,

@@ -8,6 +8,7 @@ mod grab;
 mod queueing;
 mod retries;
 mod retry_storm;
+mod service_graphs;
 mod slack;
 mod sweep_bad_input;
 mod sweep_determinism;

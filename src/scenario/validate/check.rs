@@ -52,6 +52,14 @@ pub fn index_of(path: &str, what: &str, name: &str, known: &[String]) -> V<usize
     })
 }
 
+/// What a step may name: pools (and their endpoints) and cache tiers.
+pub struct Targets<'a> {
+    pub pools: &'a [String],
+    /// Per pool, its endpoints (`""` first).
+    pub endpoints: &'a [Vec<String>],
+    pub caches: &'a [String],
+}
+
 /// `x` if finite and >= 0.
 pub fn finite_nonneg(path: &str, x: f64) -> V<f64> {
     if !x.is_finite() || x < 0.0 {

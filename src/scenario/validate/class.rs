@@ -1,20 +1,16 @@
 //! A request class: its workload (rate, profile), client policy (timeout, retries, rate
 //! limit) and steps.
 
-use super::check::{V, bad, finite_nonneg, index_of, int_in, nonzero_dur, positive};
+use super::check::{
+    Targets, V, bad, did_you_mean, finite_nonneg, index_of, int_in, listing, nonzero_dur, positive,
+};
 use crate::engine::time::SimTime;
 use crate::scenario::raw::*;
 use crate::scenario::spec::*;
 
-/// Validates `[class.NAME]` at `path`; steps name their pool and cache among `pools` and
-/// `caches`.
-pub fn class(
-    path: &str,
-    name: &str,
-    c: &RawClass,
-    pools: &[String],
-    caches: &[String],
-) -> V<ClassCfg> {
+/// Validates `[class.NAME]` at `path`; steps name their pool, endpoint and cache among
+/// `targets`.
+pub fn class(path: &str, name: &str, c: &RawClass, targets: &Targets) -> V<ClassCfg> {
     let rate = finite_nonneg(&format!("{path}.rate"), c.rate)?;
     let profile = match &c.profile {
         None => Profile {
@@ -41,7 +37,7 @@ pub fn class(
     }
     let mut steps = Vec::new();
     for (i, s) in c.steps.iter().enumerate() {
-        steps.push(step(&format!("{path}.steps.{i}"), s, pools, caches)?);
+        steps.push(step(&format!("{path}.steps.{i}"), s, targets, false)?);
     }
     Ok(ClassCfg {
         name: name.into(),
@@ -51,6 +47,7 @@ pub fn class(
         retry,
         rate_limit,
         steps,
+        call: None,
     })
 }
 
@@ -107,7 +104,7 @@ fn bucket(path: &str, b: &RawTokenBucket) -> V<TokenBucketCfg> {
     })
 }
 
-fn retry(path: &str, r: &RawRetry) -> V<RetryCfg> {
+pub(super) fn retry(path: &str, r: &RawRetry) -> V<RetryCfg> {
     let max_attempts = int_in(
         &format!("{path}.max_attempts"),
         r.max_attempts.unwrap_or(1),
@@ -187,8 +184,25 @@ fn retry(path: &str, r: &RawRetry) -> V<RetryCfg> {
     })
 }
 
-fn step(path: &str, s: &RawStep, pools: &[String], caches: &[String]) -> V<StepCfg> {
-    let Some(pool_name) = &s.query else {
+/// Validates a step at `path`: a class's step, or a pool's call (`call`), whose `timeout`
+/// and `retry` the caller reads as the call's own and whose call keys only it may have.
+pub(super) fn step(path: &str, s: &RawStep, targets: &Targets, call: bool) -> V<StepCfg> {
+    if !call {
+        let call_keys = [
+            ("name", s.name.is_some()),
+            ("parallel", s.parallel),
+            ("fallback", s.fallback.is_some()),
+            ("endpoint", s.endpoint.is_some()),
+            ("max_in_flight", s.max_in_flight.is_some()),
+        ];
+        if let Some((key, _)) = call_keys.iter().find(|k| k.1) {
+            return bad(
+                format!("{path}.{key}"),
+                "belongs to a pool's calls ([[pool.NAME.calls]]), not to a class's steps",
+            );
+        }
+    }
+    let Some(query) = &s.query else {
         let hint = if s.cache.is_some() {
             " (for a cache step: the pool a miss queries)"
         } else {
@@ -199,9 +213,14 @@ fn step(path: &str, s: &RawStep, pools: &[String], caches: &[String]) -> V<StepC
             format!("a step needs `query = \"<pool>\"` naming the pool it queries{hint}"),
         );
     };
-    let pool = index_of(&format!("{path}.query"), "pool", pool_name, pools)?;
+    let (pool, endpoint) = query_target(&format!("{path}.query"), query, targets)?;
     let cache = match &s.cache {
-        Some(c) => Some(index_of(&format!("{path}.cache"), "cache", c, caches)?),
+        Some(c) => Some(index_of(
+            &format!("{path}.cache"),
+            "cache",
+            c,
+            targets.caches,
+        )?),
         None => None,
     };
     let keys = match s.keys {
@@ -254,12 +273,12 @@ fn step(path: &str, s: &RawStep, pools: &[String], caches: &[String]) -> V<StepC
         s.cost_per_key.unwrap_or(0.0),
     )?;
     let timeout_ns = match s.timeout {
-        Some(t) => nonzero_dur(&format!("{path}.timeout"), t)?,
-        None => SimTime::MAX,
+        Some(t) if !call => nonzero_dur(&format!("{path}.timeout"), t)?,
+        _ => SimTime::MAX,
     };
     let retry = match &s.retry {
-        Some(r) => retry(&format!("{path}.retry"), r)?,
-        None => RetryCfg::none(),
+        Some(r) if !call => retry(&format!("{path}.retry"), r)?,
+        _ => RetryCfg::none(),
     };
     if retry.breaker.is_some() {
         return bad(
@@ -268,7 +287,12 @@ fn step(path: &str, s: &RawStep, pools: &[String], caches: &[String]) -> V<StepC
         );
     }
     let fanout = s.fanout.unwrap_or_default();
+    let hedge = match &s.hedge {
+        None => None,
+        Some(h) => Some(hedge(&format!("{path}.hedge"), h, fanout)?),
+    };
     Ok(StepCfg {
+        hedge,
         cache,
         keys,
         miss: s.miss.unwrap_or_default(),
@@ -276,6 +300,7 @@ fn step(path: &str, s: &RawStep, pools: &[String], caches: &[String]) -> V<StepC
         counts_keys: cache.is_none() && fanout == Fanout::Keys,
         query: QueryCfg {
             pool,
+            endpoint,
             cost,
             cost_per_key,
             completion: s.completion.unwrap_or_default(),
@@ -285,4 +310,65 @@ fn step(path: &str, s: &RawStep, pools: &[String], caches: &[String]) -> V<StepC
             retry,
         },
     })
+}
+
+/// A step's hedging: a fixed delay or a tracked percentile (exactly one), on a query of
+/// one part.
+fn hedge(path: &str, h: &RawHedge, fanout: Fanout) -> V<HedgeCfg> {
+    if fanout != Fanout::One {
+        return bad(
+            path,
+            "hedging sends a second copy of a one-part query; it does not apply to `fanout = \"all\"` or `\"keys\"`",
+        );
+    }
+    match (h.after, h.percentile) {
+        (Some(d), None) => Ok(HedgeCfg::After(nonzero_dur(&format!("{path}.after"), d)?)),
+        (None, Some(p)) => {
+            if !(p.is_finite() && (1.0..100.0).contains(&p)) {
+                return bad(
+                    format!("{path}.percentile"),
+                    format!(
+                        "must be a percentile from 1 up to (not including) 100, e.g. 95, not {p}"
+                    ),
+                );
+            }
+            Ok(HedgeCfg::Percentile(p))
+        }
+        (None, None) => bad(
+            path,
+            "say when the second copy goes: `after = \"20ms\"` (a fixed delay) or `percentile = 95` (the query's own tracked latency)",
+        ),
+        (Some(_), Some(_)) => bad(path, "give `after` or `percentile`, not both"),
+    }
+}
+
+/// A step's `query`: `"<pool>"`, or `"<pool>/<endpoint>"` for one of the endpoints the
+/// pool's calls name.
+fn query_target(path: &str, query: &str, t: &Targets) -> V<(usize, u16)> {
+    let (pool_name, endpoint) = match query.split_once('/') {
+        Some((p, e)) => (p, Some(e)),
+        None => (query, None),
+    };
+    let pool = index_of(path, "pool", pool_name, t.pools)?;
+    let Some(e) = endpoint else {
+        return Ok((pool, 0));
+    };
+    let known = &t.endpoints[pool][1..];
+    match known.iter().position(|k| k == e) {
+        Some(i) => Ok((pool, i as u16 + 1)),
+        None if known.is_empty() => bad(
+            path,
+            format!(
+                "pool `{pool_name}` has no endpoints (a call with `endpoint = \"{e}\"` makes one); query it as \"{pool_name}\""
+            ),
+        ),
+        None => bad(
+            path,
+            format!(
+                "pool `{pool_name}` has no endpoint `{e}` (known: {}){}",
+                listing(known),
+                did_you_mean(e, known.iter().map(|s| s.as_str()))
+            ),
+        ),
+    }
 }

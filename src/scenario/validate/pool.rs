@@ -71,8 +71,20 @@ pub fn pool(path: &str, name: &str, p: &RawPool) -> V<PoolCfg> {
             format!("must be a fraction from 0 to 1, not {error_rate}"),
         );
     }
+    let queue_limit = match p.queue_limit {
+        Some(q) => int_in(&format!("{path}.queue_limit"), q, 0, 100_000_000)? as u32,
+        None => u32::MAX,
+    };
+    let shed = match &p.shed {
+        Some(s) => Some(shed(&format!("{path}.shed"), s, queue_limit, p.discipline)?),
+        None => None,
+    };
     Ok(PoolCfg {
         name: name.into(),
+        endpoints: vec![String::new()],
+        plans: vec![Vec::new()],
+        has_calls: false,
+        shed,
         shards: int_in(&format!("{path}.shards"), p.shards.unwrap_or(1), 1, 100_000)? as u32,
         replicas: int_in(&format!("{path}.replicas"), p.replicas.unwrap_or(0), 0, 100)? as u32,
         workers: int_in(
@@ -81,10 +93,7 @@ pub fn pool(path: &str, name: &str, p: &RawPool) -> V<PoolCfg> {
             1,
             1_000_000,
         )? as u32,
-        queue_limit: match p.queue_limit {
-            Some(q) => int_in(&format!("{path}.queue_limit"), q, 0, 100_000_000)? as u32,
-            None => u32::MAX,
-        },
+        queue_limit,
         service: ServiceCfg {
             law: service.law,
             mean_ns,
@@ -108,5 +117,76 @@ pub fn pool(path: &str, name: &str, p: &RawPool) -> V<PoolCfg> {
             Some(t) => nonzero_dur(&format!("{path}.latency_threshold"), t)?,
             None => 1_000_000,
         },
+    })
+}
+
+/// Validates `[pool.NAME.shed]` at `path` for a pool of this queue limit and discipline.
+fn shed(path: &str, s: &RawShed, queue_limit: u32, discipline: Discipline) -> V<ShedCfg> {
+    let watermarks = match &s.watermarks {
+        None => None,
+        Some(w) => {
+            let wp = format!("{path}.watermarks");
+            let high = int_in(&format!("{wp}.high"), w.high, 1, 100_000_000)? as u32;
+            if high > queue_limit {
+                return bad(
+                    format!("{wp}.high"),
+                    format!(
+                        "{high} is above the pool's queue_limit ({queue_limit}): the queue would be full before shedding starts"
+                    ),
+                );
+            }
+            let low = match w.low {
+                Some(l) => int_in(&format!("{wp}.low"), l, 0, 100_000_000)? as u32,
+                None => high / 2,
+            };
+            if low >= high {
+                return bad(
+                    format!("{wp}.low"),
+                    format!("must be below `high` ({high}), not {low}"),
+                );
+            }
+            Some((high, low))
+        }
+    };
+    let codel = match &s.codel {
+        None => None,
+        Some(c) => {
+            let cp = format!("{path}.codel");
+            let target_ns = nonzero_dur(&format!("{cp}.target"), c.target)?;
+            let interval_ns = nonzero_dur(&format!("{cp}.interval"), c.interval)?;
+            if target_ns > interval_ns {
+                return bad(
+                    format!("{cp}.target"),
+                    "must not exceed `interval` (Facebook's defaults: target 5ms, interval 100ms)",
+                );
+            }
+            Some(CodelCfg {
+                target_ns,
+                interval_ns,
+            })
+        }
+    };
+    if s.adaptive_lifo && codel.is_none() {
+        return bad(
+            format!("{path}.adaptive_lifo"),
+            "switches to LIFO when CoDel sees a standing queue; add `codel = { target = \"5ms\", interval = \"100ms\" }`",
+        );
+    }
+    if s.adaptive_lifo && discipline == Discipline::Lifo {
+        return bad(
+            format!("{path}.adaptive_lifo"),
+            "the pool's discipline is already `lifo`",
+        );
+    }
+    if watermarks.is_none() && codel.is_none() {
+        return bad(
+            path,
+            "sheds nothing: give `watermarks = { high = N, low = M }` or `codel = { target = \"5ms\", interval = \"100ms\" }`",
+        );
+    }
+    Ok(ShedCfg {
+        watermarks,
+        codel,
+        adaptive_lifo: s.adaptive_lifo,
     })
 }

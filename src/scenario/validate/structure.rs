@@ -7,16 +7,12 @@ use crate::scenario::spec::Config;
 /// off (its `enabled`), since a running event must end the way it started.
 pub fn same_structure(a: &Config, b: &Config) -> Result<(), String> {
     let names = |v: Vec<&String>| v.into_iter().cloned().collect::<Vec<_>>().join(", ");
-    if a.classes.len() != b.classes.len()
-        || a.classes
-            .iter()
-            .zip(&b.classes)
-            .any(|(x, y)| x.name != y.name)
-    {
+    let (ac, bc) = (a.client_classes(), b.client_classes());
+    if ac.len() != bc.len() || ac.iter().zip(bc).any(|(x, y)| x.name != y.name) {
         return Err(format!(
             "the classes change from [{}] to [{}]",
-            names(a.classes.iter().map(|c| &c.name).collect()),
-            names(b.classes.iter().map(|c| &c.name).collect())
+            names(ac.iter().map(|c| &c.name).collect()),
+            names(bc.iter().map(|c| &c.name).collect())
         ));
     }
     if a.pools.len() != b.pools.len() || a.pools.iter().zip(&b.pools).any(|(x, y)| x.name != y.name)
@@ -34,6 +30,21 @@ pub fn same_structure(a: &Config, b: &Config) -> Result<(), String> {
             .any(|(x, y)| x.name != y.name)
     {
         return Err("events cannot be added or removed by an intervention".into());
+    }
+    for (x, y) in a.pools.iter().zip(&b.pools) {
+        let named = |c: &Config| -> Vec<String> {
+            c.calls
+                .iter()
+                .filter(|k| c.pools[k.pool].name == x.name)
+                .map(|k| k.name.clone())
+                .collect()
+        };
+        if x.plans != y.plans || named(a) != named(b) {
+            return Err(format!(
+                "pool `{}` changes its calls (their number or which run in parallel)",
+                x.name
+            ));
+        }
     }
     for (x, y) in a.classes.iter().zip(&b.classes) {
         if x.steps.len() != y.steps.len() {

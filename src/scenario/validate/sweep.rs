@@ -276,7 +276,11 @@ fn read_axis(
 /// produced its columns.
 fn measure(name: &str, config: &Config, table: &Table) -> V<Measure> {
     let path = "tipping.measure";
-    let classes: Vec<&str> = config.classes.iter().map(|c| c.name.as_str()).collect();
+    let classes: Vec<&str> = config
+        .client_classes()
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
     if let Some(class) = name.strip_prefix("goodput_ratio.") {
         if classes.contains(&class) {
             return Ok(Measure::GoodputRatio {

@@ -1,0 +1,156 @@
+//! Pool calls: after its own service, a job of a pool with calls makes them while holding
+//! its worker, stage by stage (the calls of a stage run in parallel), and only then is over.
+//!
+//! Each call is a request of the call's own class (`Config::classes[call.class]`), sent by
+//! the job instead of by a client, so it runs through the same lifecycle as a client's
+//! request: its step, its timeout, its retries and its breaker (one per dependency). When
+//! it ends, it reports to the job that made it (`call_done`):
+//!
+//! ```text
+//!  JobDone ─▶ start_calls ─▶ stage 0: spawn each call ─▶ … call_done ─▶ stage 1 … ─▶ calls_over ─▶ finish_job
+//!                                   call failed, no fallback ─────────────────────────▶ calls_over(failed)
+//!                                   call failed, fallback ─▶ CallReturn after its cost ─▶ counts as returned
+//! ```
+//!
+//! A job whose call failed fails at once and frees its worker; its other calls still in
+//! flight carry on as work nobody waits for (a stale `calls_token`). A call that ends at
+//! once (an open breaker) reports within the job's own event; nesting is bounded by the
+//! depth of the call graph, which validation bounds.
+
+use super::event::Event;
+use super::lifecycle::Next;
+use super::simulation::Simulation;
+use crate::scenario::Failure;
+
+impl Simulation<'_> {
+    /// Job `j`'s own service is over and its pool makes calls: hold the worker and start
+    /// the first stage. Returns false when the job makes no calls after all: a pool that
+    /// cancels expired work does not call on behalf of a caller that has given up
+    /// (`current` false, or past its deadline).
+    #[inline(never)]
+    pub(super) fn start_calls(&mut self, j: u32, current: bool) -> bool {
+        let (p, e) = (self.jobs[j].pool as usize, self.jobs[j].endpoint as usize);
+        if self.cfg.pools[p].plans[e].is_empty() {
+            return false;
+        }
+        if self.cfg.pools[p].cancel_expired && (!current || self.jobs[j].deadline <= self.now) {
+            self.pools[p].stats.expired += 1;
+            return false;
+        }
+        let token = self.call_token();
+        let job = &mut self.jobs[j];
+        job.calls_token = token;
+        job.stage = 0;
+        let pool = &mut self.pools[p];
+        pool.integrate_waiting(self.now);
+        pool.waiting += 1;
+        self.start_stage(j);
+        true
+    }
+
+    /// A calls token: never 0, which marks a job that is not waiting on calls.
+    fn call_token(&mut self) -> u32 {
+        let t = self.next_token();
+        if t == 0 { self.next_token() } else { t }
+    }
+
+    /// Starts every call of job `j`'s current stage, or ends the calls after the last.
+    fn start_stage(&mut self, j: u32) {
+        let job = self.jobs[j];
+        let (p, e, s, token) = (
+            job.pool as usize,
+            job.endpoint as usize,
+            job.stage as usize,
+            job.calls_token,
+        );
+        let n = match self.cfg.pools[p].plans[e].get(s) {
+            Some(stage) => stage.len(),
+            None => return self.calls_over(j, None),
+        };
+        self.jobs[j].pending = n as u16;
+        for i in 0..n {
+            let call = self.cfg.pools[p].plans[e][s][i];
+            self.spawn_call(j, token, call);
+            // A call that ended at once may have ended the job, or its stage.
+            let job = &self.jobs[j];
+            if job.calls_token != token || job.stage as usize != s {
+                return;
+            }
+        }
+    }
+
+    /// Job `j` makes call `call` (an index into `Config::calls`), unless its bulkhead is
+    /// full: then the call is refused at once.
+    fn spawn_call(&mut self, j: u32, token: u32, call: usize) {
+        let (c, limit) = (
+            self.cfg.calls[call].class,
+            self.cfg.calls[call].max_in_flight,
+        );
+        let cs = &mut self.classes[c];
+        cs.counts.offered += 1;
+        let k = &cs.counts;
+        if limit != u32::MAX && k.admitted - k.succeeded - k.failed >= limit as u64 {
+            cs.counts.rejected += 1;
+            return self.call_done(j, token, c, false);
+        }
+        cs.counts.admitted += 1;
+        self.start_request(c, j, token);
+    }
+
+    /// A call of class `c` made by job `j` (with calls token `token`) has ended. A job that
+    /// has moved on (failed by another call) ignores it.
+    pub(super) fn call_done(&mut self, j: u32, token: u32, c: usize, ok: bool) {
+        if self.jobs[j].calls_token != token {
+            return;
+        }
+        if !ok {
+            let call = self.cfg.classes[c]
+                .call
+                .expect("a call's class names its call");
+            match self.cfg.calls[call].fallback {
+                None => return self.calls_over(j, Some(Failure::Error)),
+                Some(cost) => {
+                    // The fallback's work holds the worker for its own time.
+                    let p = self.jobs[j].pool as usize;
+                    let pool = &mut self.pools[p];
+                    let t = pool.service_ns(&self.cfg.pools[p], cost, 1);
+                    pool.stats.fallbacks += 1;
+                    self.queue.schedule(
+                        self.now.saturating_add(t),
+                        Event::CallReturn { job: j, token },
+                    );
+                    return;
+                }
+            }
+        }
+        self.call_returned(j, token);
+    }
+
+    /// One call of job `j`'s current stage has returned (or fallen back): the next stage
+    /// starts when it was the stage's last.
+    pub(super) fn call_returned(&mut self, j: u32, token: u32) {
+        let job = &mut self.jobs[j];
+        if job.calls_token != token {
+            return;
+        }
+        job.pending -= 1;
+        if job.pending == 0 {
+            job.stage += 1;
+            self.start_stage(j);
+        }
+    }
+
+    /// Job `j`'s calls are over (all returned, or one failed): its worker is free and its
+    /// answer goes to its caller.
+    fn calls_over(&mut self, j: u32, failure: Option<Failure>) {
+        let job = self.jobs[j];
+        let p = job.pool as usize;
+        let pool = &mut self.pools[p];
+        pool.integrate_waiting(self.now);
+        pool.waiting -= 1;
+        let current = self.reqs[job.req].query_token == job.token;
+        if let Some(part) = self.finish_job(j, current, failure) {
+            self.advance(part.req, Next::Part(part.failure, part.keys));
+        }
+    }
+}
