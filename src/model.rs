@@ -12,10 +12,14 @@
 //! 4. [`query`] sends a step's query: its keys and [`cache`] lookups, its fan-out into
 //!    parts, routing by read preference, and completion (all-or-nothing or partial).
 //! 5. [`service`] is what a [`pool`] does with a part (a job): queue, discipline, service,
-//!    expiry, crash; the answer goes back to the query, then the lifecycle.
-//! 6. [`triggers`] start and end the scenario's `[event.NAME]` disturbances;
+//!    expiry, crash; the answer goes back to the query, then the lifecycle. A pool may
+//!    shed load ([`shedding`]); a query may send a second copy ([`hedging`]).
+//! 6. A pool with calls ([`calls`]) keeps the job's worker after its service and makes its
+//!    calls, each a request of the call's own class through the same lifecycle, then
+//!    answers.
+//! 7. [`triggers`] start and end the scenario's `[event.NAME]` disturbances;
 //!    [`interventions`] put a new configuration in force at its time.
-//! 7. [`sampling`] writes a time-series row per window and the summary at the end
+//! 8. [`sampling`] writes a time-series row per window and the summary at the end
 //!    ([`metrics`] holds the result types; [`histogram`] the latency counts).
 //!
 //! Requests and jobs live in a [`slab`]; events carry `(slot, token)` and a stale token

@@ -16,7 +16,7 @@
 use super::*;
 use crate::experiment::plan::{AxisPlan, Kind, Plan, RunPoint, VariantPlan};
 use crate::model::metrics::{
-    CacheSummary, ClassSummary, Latency, PoolSummary, Summary, TimeSeries,
+    CacheSummary, CallSummary, ClassSummary, Latency, PoolSummary, Summary, TimeSeries,
 };
 use crate::report::sweep::{SweepReport, report};
 use crate::scenario::sweep::Health;
@@ -296,6 +296,40 @@ fn summary_json_golden() {
     s.caches.clear();
     let text = String::from_utf8(summary_json(&s)).unwrap();
     assert!(!text.contains("\"caches\""), "{text}");
+    assert!(!text.contains("\"calls\""), "{text}");
+}
+
+/// A service graph's summary: a pool with calls that sheds, a hedged class, two calls
+/// (one with a breaker and a hedge).
+#[test]
+fn summary_json_with_calls_golden() {
+    let mut s = summary();
+    s.caches.clear();
+    s.classes["request"].hedges = Some(42);
+    let api = &mut s.pools["db"];
+    api.mean_waiting_on_calls = Some(3.25);
+    api.fallbacks = Some(7);
+    api.shed = Some(19);
+    let call = |breaker: Option<f64>, hedges: Option<u64>| CallSummary {
+        calls: 1000,
+        rejected: 10,
+        attempts: 1400,
+        succeeded: 950,
+        failed: 38,
+        in_flight: 2,
+        latency_s: Latency {
+            mean: Some(0.012),
+            p50: Some(0.01),
+            p99: None,
+        },
+        hedges,
+        breaker_open_s: breaker,
+    };
+    s.calls = IndexMap::from([
+        ("db.redis".to_string(), call(Some(12.5), Some(64))),
+        ("db.audit".to_string(), call(None, None)),
+    ]);
+    golden("summary-calls.json", &summary_json(&s));
 }
 
 #[test]

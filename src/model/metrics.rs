@@ -38,11 +38,13 @@ pub struct ClassSummary {
 }
 
 /// Totals of one pool call (`<pool>.<call>`): the requests a pool's jobs sent to a
-/// dependency. `calls = succeeded + failed + in_flight` at the end of every run.
+/// dependency. `calls = rejected + succeeded + failed + in_flight` at the end of every run.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct CallSummary {
     /// Calls made (one per job that reached the call).
     pub calls: u64,
+    /// Calls refused at once by the call's bulkhead (`max_in_flight`).
+    pub rejected: u64,
     /// Tries of those calls (first tries and retries).
     pub attempts: u64,
     pub succeeded: u64,

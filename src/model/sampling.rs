@@ -169,6 +169,7 @@ impl Simulation<'_> {
                     name,
                     CallSummary {
                         calls: k.offered,
+                        rejected: k.rejected,
                         attempts: k.attempts,
                         succeeded: k.succeeded,
                         failed: k.failed,

@@ -86,12 +86,41 @@ pub fn default_panels(ts: &TimeSeries) -> Vec<Panel> {
         });
     }
     // Queries sent to each pool (every part and every retry counts): shows amplification.
+    // Then the tries of each pool call (queries per dependency) and the work pools shed.
     let mut queries = Vec::new();
     for (i, (pool, col)) in of(Measure::QueriesPerS).enumerate() {
         queries.push(Line {
             label: format!("{pool} queries (parts and retries)"),
             values: ts.values(col),
             color: PALETTE[(4 + i) % PALETTE.len()],
+            thin: false,
+        });
+    }
+    let n = queries.len();
+    for (i, (call, col)) in of(Measure::CallsPerS).enumerate() {
+        queries.push(Line {
+            label: format!("call {call} tries"),
+            values: ts.values(col),
+            color: PALETTE[(4 + n + i) % PALETTE.len()],
+            thin: true,
+        });
+    }
+    let n = queries.len();
+    for (i, (pool, col)) in of(Measure::ShedPerS).enumerate() {
+        queries.push(Line {
+            label: format!("{pool} shed"),
+            values: ts.values(col),
+            color: PALETTE[(4 + n + i) % PALETTE.len()],
+            thin: true,
+        });
+    }
+    // Workers held by jobs waiting on their calls: busy but not serving.
+    let mut waiting = Vec::new();
+    for (i, (pool, col)) in of(Measure::WaitingOnCalls).enumerate() {
+        waiting.push(Line {
+            label: format!("{pool} workers waiting on calls"),
+            values: ts.values(col),
+            color: PALETTE[(1 + i) % PALETTE.len()],
             thin: false,
         });
     }
@@ -108,6 +137,7 @@ pub fn default_panels(ts: &TimeSeries) -> Vec<Panel> {
         let label = match ts.columns[col].measure {
             Measure::PrimaryUtilization => format!("{name} primaries' utilisation"),
             Measure::Utilization => format!("{name} utilisation"),
+            Measure::BreakerOpen => format!("call {name} breaker open"),
             _ => format!("{name} hit ratio"),
         };
         ratios.push(Line {
@@ -117,7 +147,7 @@ pub fn default_panels(ts: &TimeSeries) -> Vec<Panel> {
             thin: false,
         });
     }
-    vec![
+    let mut panels = vec![
         Panel {
             title: "Requests per second".into(),
             lines: rates,
@@ -138,7 +168,15 @@ pub fn default_panels(ts: &TimeSeries) -> Vec<Panel> {
             lines: ratios,
             y_max: Some(1.05),
         },
-    ]
+    ];
+    if !waiting.is_empty() {
+        panels.push(Panel {
+            title: "Workers held waiting on calls (mean)".into(),
+            lines: waiting,
+            y_max: None,
+        });
+    }
+    panels
 }
 
 trait Rgb {
