@@ -22,20 +22,30 @@ use super::lifecycle::Next;
 use super::simulation::Simulation;
 use crate::scenario::Failure;
 
+/// What a job whose own service is over does about its calls.
+pub(super) enum Calls {
+    /// They have started; the job ends when they do.
+    Started,
+    /// Its endpoint makes none: the job is over.
+    None,
+    /// Its caller has given up and the pool cancels expired work: the job ends, failed.
+    Expired,
+}
+
 impl Simulation<'_> {
     /// Job `j`'s own service is over and its pool makes calls: hold the worker and start
-    /// the first stage. Returns false when the job makes no calls after all: a pool that
-    /// cancels expired work does not call on behalf of a caller that has given up
-    /// (`current` false, or past its deadline).
+    /// the first stage. The job makes no calls when its endpoint has none, or when its pool
+    /// cancels expired work and its caller has given up (`current` false, or past its
+    /// deadline): then it ends at once, failed.
     #[inline(never)]
-    pub(super) fn start_calls(&mut self, j: u32, current: bool) -> bool {
+    pub(super) fn start_calls(&mut self, j: u32, current: bool) -> Calls {
         let (p, e) = (self.jobs[j].pool as usize, self.jobs[j].endpoint as usize);
         if self.cfg.pools[p].plans[e].is_empty() {
-            return false;
+            return Calls::None;
         }
         if self.cfg.pools[p].cancel_expired && (!current || self.jobs[j].deadline <= self.now) {
             self.pools[p].stats.expired += 1;
-            return false;
+            return Calls::Expired;
         }
         let token = self.call_token();
         let job = &mut self.jobs[j];
@@ -45,7 +55,7 @@ impl Simulation<'_> {
         pool.integrate_waiting(self.now);
         pool.waiting += 1;
         self.start_stage(j);
-        true
+        Calls::Started
     }
 
     /// A calls token: never 0, which marks a job that is not waiting on calls.

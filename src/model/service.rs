@@ -5,6 +5,7 @@
 //! The pool's state (servers, workers, queues, statistics) is in [`super::pool`]; this file
 //! is what happens to a job.
 
+use super::calls::Calls;
 use super::event::Event;
 use super::pool::Job;
 use super::query::PartDone;
@@ -86,8 +87,12 @@ impl Simulation<'_> {
         // Both loads issue before either is used (see `Event::JobDone`).
         let job = self.jobs[j];
         let current = self.reqs[r].query_token == job.token;
-        if self.cfg.pools[job.pool as usize].has_calls && self.start_calls(j, current) {
-            return None;
+        if self.cfg.pools[job.pool as usize].has_calls {
+            match self.start_calls(j, current) {
+                Calls::Started => return None,
+                Calls::Expired => return self.finish_job(j, current, Some(Failure::Timeout)),
+                Calls::None => {}
+            }
         }
         self.finish_job(j, current, None)
     }

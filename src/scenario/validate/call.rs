@@ -12,6 +12,8 @@ use indexmap::IndexMap;
 
 /// The most pools a chain of calls may pass through below the pool a client queries.
 pub const MAX_CALL_DEPTH: usize = 16;
+/// The most calls one pool may declare.
+pub const MAX_CALLS: usize = 1000;
 
 /// Each pool's endpoints as its calls name them: `""` (jobs that name none) first, then
 /// each name in file order.
@@ -51,6 +53,15 @@ pub fn calls(
         // (endpoint name, parallel, call index) of each of the pool's calls.
         let mut made: Vec<(Option<&String>, bool, usize)> = Vec::new();
         let mut names: Vec<String> = Vec::new();
+        if rp.calls.len() > MAX_CALLS {
+            return bad(
+                format!("pool.{pname}.calls"),
+                format!(
+                    "{} calls; a pool may make at most {MAX_CALLS}",
+                    rp.calls.len()
+                ),
+            );
+        }
         for (i, rc) in rp.calls.iter().enumerate() {
             let path = format!("pool.{pname}.calls.{i}");
             if rc.query.is_none() {
