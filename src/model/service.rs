@@ -101,7 +101,7 @@ impl Simulation<'_> {
     /// so (one of its calls failed), if its server crashed meanwhile, or by the pool's error
     /// rate. Returns the part's answer if its query still waits for it (`current`: the
     /// caller has not moved on).
-    #[inline]
+    #[inline(always)]
     pub(super) fn finish_job(
         &mut self,
         j: u32,
