@@ -12,4 +12,5 @@ mod service_graphs;
 mod slack;
 mod sweep_bad_input;
 mod sweep_determinism;
+mod thread_pool_exhaustion;
 mod tipping;
