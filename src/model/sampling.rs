@@ -120,7 +120,7 @@ impl Simulation<'_> {
                 let (n, m) = (&cs.counts, &cs.window_mark);
                 match col.measure {
                     Measure::CallsPerS => rate(n.attempts, m.attempts),
-                    Measure::CallFailed => rate(n.failed, m.failed),
+                    Measure::CallFailed => rate(n.failed + n.rejected, m.failed + m.rejected),
                     Measure::BreakerOpen => {
                         (cs.breaker.open_time(self.now) - cs.breaker_mark) as f64 / span as f64
                     }

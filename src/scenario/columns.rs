@@ -42,7 +42,7 @@ pub enum Measure {
     HitRatio,
     /// Tries of a pool call (first tries and retries): queries per dependency.
     CallsPerS,
-    /// Pool calls that failed for good.
+    /// Pool calls that failed for good, or that the call's bulkhead refused.
     CallFailed,
     /// Share of the window the call's breaker was open (calls with a breaker only).
     BreakerOpen,
