@@ -108,7 +108,9 @@ impl Simulation<'_> {
     }
 
     /// A call of class `c` made by job `j` (with calls token `token`) has ended. A job that
-    /// has moved on (failed by another call) ignores it.
+    /// has moved on (failed by another call) ignores it. Out of line: a client's request
+    /// never comes here.
+    #[inline(never)]
     pub(super) fn call_done(&mut self, j: u32, token: u32, c: usize, ok: bool) {
         if self.jobs[j].calls_token != token {
             return;
@@ -138,6 +140,7 @@ impl Simulation<'_> {
 
     /// One call of job `j`'s current stage has returned (or fallen back): the next stage
     /// starts when it was the stage's last.
+    #[inline(never)]
     pub(super) fn call_returned(&mut self, j: u32, token: u32) {
         let job = &mut self.jobs[j];
         if job.calls_token != token {
@@ -159,6 +162,7 @@ impl Simulation<'_> {
         pool.integrate_waiting(self.now);
         pool.waiting -= 1;
         let current = self.reqs[job.req].query_token == job.token;
+        self.jobs[j].calls_token = 0;
         if let Some(part) = self.finish_job(j, current, failure) {
             self.advance(part.req, Next::Part(part.failure, part.keys));
         }

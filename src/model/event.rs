@@ -21,6 +21,8 @@ pub enum Event {
     /// (far apart in memory when many are in flight) are fetched at once, not one after
     /// the other.
     JobDone { job: u32, req: u32 },
+    /// A server finishes a job's own service in a pool with calls: the job now makes them.
+    JobServed { job: u32, req: u32 },
     /// A hedged query's second copy is due.
     Hedge { req: u32, token: u32 },
     /// A job's failed call has finished its fallback: the call counts as returned.

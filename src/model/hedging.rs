@@ -57,8 +57,15 @@ impl Simulation<'_> {
     /// The first copy of a hedged query is out: its send time is noted and the second
     /// copy's turn scheduled (not before a percentile has been estimated).
     #[inline(never)]
-    pub(super) fn arm_hedge(&mut self, r: u32, c: usize, step: usize, token: u32, h: HedgeCfg) {
-        self.reqs[r].q_sent = self.now;
+    pub(super) fn arm_hedge(&mut self, r: u32, c: usize, step: usize, token: u32) {
+        let Some(h) = self.cfg.classes[c].steps[step].hedge else {
+            return;
+        };
+        let slot = r as usize;
+        if self.hedge_sent.len() <= slot {
+            self.hedge_sent.resize(slot + 1, 0);
+        }
+        self.hedge_sent[slot] = self.now;
         let delay = match h {
             HedgeCfg::After(d) => d,
             HedgeCfg::Percentile(_) => self.classes[c].hedges[step]
@@ -77,8 +84,12 @@ impl Simulation<'_> {
     #[inline(never)]
     pub(super) fn send_hedge(&mut self, r: u32, c: usize) -> Next {
         let req = &self.reqs[r];
-        let (step, token, sent, covered) =
-            (req.step as usize, req.query_token, req.q_sent, req.covered);
+        let (step, token, sent, covered) = (
+            req.step as usize,
+            req.query_token,
+            self.hedge_sent[r as usize],
+            req.covered,
+        );
         let q = self.cfg.classes[c].steps[step].query;
         let deadline = if q.timeout_ns != SimTime::MAX {
             req.deadline.min(sent.saturating_add(q.timeout_ns))
@@ -110,7 +121,7 @@ impl Simulation<'_> {
         req.parts_left -= 1;
         match failure {
             None => {
-                let latency = self.now - req.q_sent;
+                let latency = self.now - self.hedge_sent[r as usize];
                 if let Some(t) = self.classes[c].hedges[step].as_mut() {
                     t.record(latency);
                 }

@@ -24,6 +24,7 @@ impl Simulation<'_> {
             pool.integrate(self.now);
             pool.integrate_capacity(self.now);
             pool.workers = self.cfg.pools[p].workers;
+            pool.sheds = self.cfg.pools[p].shed.is_some();
             for s in 0..pool.servers.len() {
                 self.serve_next(p, s as u32);
             }

@@ -19,7 +19,7 @@
 //! Retries at both layers are decided by [`retry::decide`].
 
 use super::event::Event;
-use super::request::{NO_PARENT, Request};
+use super::request::Request;
 use super::retry::{self, Decision};
 use super::simulation::Simulation;
 use crate::engine::time::SimTime;
@@ -66,11 +66,12 @@ impl Simulation<'_> {
             return;
         }
         cs.counts.admitted += 1;
-        self.start_request(c, NO_PARENT, 0);
+        self.start_request(c, 0, 0);
     }
 
     /// An admitted request of class `c` starts: its record, then its first attempt. A pool
-    /// call names the job waiting on it (`parent`, with the job's calls token).
+    /// call names the job waiting on it (`parent`, with the job's calls token, never 0); a
+    /// client's request has token 0.
     #[inline(always)]
     pub(super) fn start_request(&mut self, c: usize, parent: u32, parent_token: u32) {
         let key_seed = self.keys.next_serial();
@@ -275,12 +276,13 @@ impl Simulation<'_> {
         } else {
             cs.counts.failed += 1;
         }
-        let a = self.next_token();
-        let q = self.next_token();
-        self.reqs[r].attempt_token = a;
-        self.reqs[r].query_token = q;
+        // One fresh token makes every event still pending for the slot stale.
+        let t = self.next_token();
+        let req = &mut self.reqs[r];
+        req.attempt_token = t;
+        req.query_token = t;
         self.reqs.remove(r);
-        if parent != NO_PARENT {
+        if parent_token != 0 {
             self.call_done(parent, parent_token, c, ok);
         }
     }

@@ -88,6 +88,9 @@ pub struct PoolState {
     pub queued: u64,
     /// Workers held by a job waiting on its calls (part of `busy`).
     pub waiting: u64,
+    /// The pool sheds load (`[pool.NAME.shed]`): kept here, next to the state the plain
+    /// path reads anyway, so that testing it costs no extra cache line.
+    pub sheds: bool,
     waiting_last: SimTime,
     pub slowdown: f64,
     pub outages: u32,
@@ -117,6 +120,7 @@ impl PoolState {
             queued: 0,
             waiting: 0,
             waiting_last: 0,
+            sheds: cfg.shed.is_some(),
             slowdown: 1.0,
             outages: 0,
             rng,

@@ -21,7 +21,7 @@ pub(super) struct KeyScratch {
     /// (server, keys) of the parts of the query being sent.
     parts: Vec<(u32, u32)>,
     /// Requests offered so far and a per-run salt: together they seed each request's keys.
-    serial: u64,
+    serial: u32,
     salt: u64,
 }
 
@@ -37,8 +37,8 @@ impl KeyScratch {
 
     /// The serial number of a newly offered request.
     #[inline(always)]
-    pub(super) fn next_serial(&mut self) -> u64 {
-        self.serial += 1;
+    pub(super) fn next_serial(&mut self) -> u32 {
+        self.serial = self.serial.wrapping_add(1);
         self.serial
     }
 
@@ -86,7 +86,7 @@ impl Simulation<'_> {
     pub(super) fn start_keyed_step(&mut self, r: u32, c: usize, step: usize) -> Next {
         let st = self.cfg.classes[c].steps[step];
         let mut rng = <Rng as rand::SeedableRng>::seed_from_u64(
-            mix(self.reqs[r].key_seed ^ self.keys.salt) ^ ((step as u64) << 56),
+            mix(self.reqs[r].key_seed as u64 ^ self.keys.salt) ^ ((step as u64) << 56),
         );
         let k = draw_count(st.keys, &mut rng);
         let slot = r as usize;
@@ -131,7 +131,7 @@ impl Simulation<'_> {
         let token = self.next_token();
         let step = self.reqs[r].step as usize;
         let st = &self.cfg.classes[c].steps[step];
-        let (q, hedge) = (&st.query, st.hedge);
+        let (q, hedged) = (&st.query, st.hedge.is_some());
         let part = Part::of(q);
         let (fanout, timeout_ns) = (q.fanout, q.timeout_ns);
         let mut deadline = self.reqs[r].deadline;
@@ -156,8 +156,8 @@ impl Simulation<'_> {
         let job = self.job(r, token, deadline, server, part, covered);
         match self.send(part.pool, job) {
             Ok(()) => {
-                if let Some(h) = hedge {
-                    self.arm_hedge(r, c, step, token, h);
+                if hedged {
+                    self.arm_hedge(r, c, step, token);
                 }
                 Next::Wait
             }
@@ -262,8 +262,7 @@ impl Simulation<'_> {
         req.q_attempt += 1;
         req.query_token = token;
         req.parts_left = parts;
-        req.parts_total = parts;
-        req.parts_failed = 0;
+        req.parts_ok = 0;
     }
 
     /// One part of the current query came back. All-or-nothing: the first failed part
@@ -286,8 +285,8 @@ impl Simulation<'_> {
         let (partial, counts_keys) = (st.query.completion == Completion::Partial, st.counts_keys);
         let req = &mut self.reqs[r];
         req.parts_left -= 1;
-        if !ok {
-            req.parts_failed += 1;
+        if ok {
+            req.parts_ok += 1;
         }
         let k = &mut self.classes[c].counts;
         if partial {
@@ -300,7 +299,7 @@ impl Simulation<'_> {
             }
             return match (req.parts_left, failure) {
                 // Every part failed, this last one too: the query fails as it did.
-                (0, Some(why)) if req.parts_failed == req.parts_total => Next::QueryFailed(why),
+                (0, Some(why)) if req.parts_ok == 0 => Next::QueryFailed(why),
                 (0, _) => Next::StepDone,
                 _ => Next::Wait,
             };

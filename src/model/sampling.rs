@@ -69,6 +69,7 @@ impl Simulation<'_> {
         }
         self.sampler.rows.push(row);
         self.sampler.window_start = self.now;
+        self.prefetch = self.reqs.live() + self.jobs.live() >= super::simulation::PREFETCH_FROM;
         if let Some(p) = &self.sampler.progress {
             p.store(self.now, Ordering::Relaxed);
         }

@@ -10,7 +10,7 @@ use super::event::Event;
 use super::pool::Job;
 use super::query::PartDone;
 use super::simulation::Simulation;
-use crate::scenario::Failure;
+use crate::scenario::{Failure, ShedCfg};
 use rand::RngExt;
 
 impl Simulation<'_> {
@@ -38,12 +38,9 @@ impl Simulation<'_> {
             self.start_service(p, j);
             return Ok(());
         }
-        let pc = &self.cfg.pools[p];
         let len = server.queue.len() as u32;
-        if len < pc.queue_limit {
-            if let Some(shed) = pc.shed
-                && !self.admit(p, job.server, len, shed)
-            {
+        if len < self.cfg.pools[p].queue_limit {
+            if pool.sheds && !self.admit(p, job.server, len) {
                 self.pools[p].stats.shed += 1;
                 return Err(Failure::Rejected);
             }
@@ -54,8 +51,7 @@ impl Simulation<'_> {
             pool.queued += 1;
             return Ok(());
         }
-        let pool = &mut self.pools[p];
-        pool.stats.dropped += 1;
+        self.pools[p].stats.dropped += 1;
         Err(Failure::Rejected)
     }
 
@@ -75,26 +71,38 @@ impl Simulation<'_> {
         if primary {
             pool.busy_primary += 1;
         }
-        let t = pool.service_ns(&self.cfg.pools[p], cost, in_service);
-        self.queue
-            .schedule(self.now.saturating_add(t), Event::JobDone { job: j, req });
+        let pc = &self.cfg.pools[p];
+        let t = pool.service_ns(pc, cost, in_service);
+        // A pool with calls ends the job's own service with a different event, so the
+        // plain job's end tests nothing.
+        let ev = if pc.has_calls {
+            Event::JobServed { job: j, req }
+        } else {
+            Event::JobDone { job: j, req }
+        };
+        self.queue.schedule(self.now.saturating_add(t), ev);
     }
 
-    /// A worker finishes job `j`'s own service: a pool with calls now makes them, holding
-    /// the worker; otherwise the job is over.
+    /// A worker finishes job `j`: the job is over.
     #[inline]
     pub(super) fn job_done(&mut self, j: u32, r: u32) -> Option<PartDone> {
         // Both loads issue before either is used (see `Event::JobDone`).
-        let job = self.jobs[j];
-        let current = self.reqs[r].query_token == job.token;
-        if self.cfg.pools[job.pool as usize].has_calls {
-            match self.start_calls(j, current) {
-                Calls::Started => return None,
-                Calls::Expired => return self.finish_job(j, current, Some(Failure::Timeout)),
-                Calls::None => {}
-            }
-        }
+        let current = self.reqs[r].query_token == self.jobs[j].token;
         self.finish_job(j, current, None)
+    }
+
+    /// A worker finishes job `j`'s own service in a pool with calls: it makes them, holding
+    /// the worker (no answer yet), or ends at once, failed, when its caller has given up,
+    /// or as a plain job when its endpoint makes no calls. Out of line: the plain path
+    /// stays small.
+    #[inline(never)]
+    pub(super) fn job_served(&mut self, j: u32, r: u32) -> Option<PartDone> {
+        let current = self.reqs[r].query_token == self.jobs[j].token;
+        match self.start_calls(j, current) {
+            Calls::Started => None,
+            Calls::Expired => self.finish_job(j, current, Some(Failure::Timeout)),
+            Calls::None => self.finish_job(j, current, None),
+        }
     }
 
     /// Job `j` is over: its worker takes the next waiting one. It failed if `failure` says
@@ -133,7 +141,6 @@ impl Simulation<'_> {
         if pcfg.error_rate > 0.0 {
             ok &= pool.rng.random::<f64>() >= pcfg.error_rate;
         }
-        self.jobs[j].calls_token = 0;
         self.jobs.remove(j);
         self.serve_next(p, job.server);
         current.then_some(PartDone {
@@ -144,20 +151,47 @@ impl Simulation<'_> {
     }
 
     /// Starts waiting jobs on a server while it has free workers, dropping expired ones
-    /// (`cancel_expired`) and shedding by CoDel.
+    /// (`cancel_expired`) and, in a pool that sheds, shedding by CoDel.
     #[inline(always)]
     pub(super) fn serve_next(&mut self, p: usize, server: u32) {
+        if self.pools[p].sheds {
+            self.serve_shedding(p, server)
+        } else {
+            self.serve_waiting::<false>(p, server)
+        }
+    }
+
+    /// [`Self::serve_next`] in a pool that sheds: out of line, so the plain loop stays
+    /// small where it is inlined.
+    #[inline(never)]
+    fn serve_shedding(&mut self, p: usize, server: u32) {
+        if self.cfg.pools[p].shed.is_some_and(|s| s.codel.is_some()) {
+            self.serve_waiting::<true>(p, server)
+        } else {
+            self.serve_waiting::<false>(p, server)
+        }
+    }
+
+    /// The loop of [`Self::serve_next`]; `CODEL` (known at compile time) adds CoDel.
+    #[inline(always)]
+    fn serve_waiting<const CODEL: bool>(&mut self, p: usize, server: u32) {
         let pc = &self.cfg.pools[p];
-        let (mut discipline, cancel_expired) = (pc.discipline, pc.cancel_expired);
-        let codel = pc.shed.and_then(|s| s.codel.map(|c| (c, s.adaptive_lifo)));
+        let (base, cancel_expired, shed) = (pc.discipline, pc.cancel_expired, pc.shed);
+        let mut discipline = base;
         loop {
             let pool = &mut self.pools[p];
             if pool.servers[server as usize].busy >= pool.workers {
                 break;
             }
             pool.integrate(self.now);
-            if let Some((c, adaptive)) = codel {
-                discipline = self.codel(p, server, c, adaptive, discipline);
+            if CODEL
+                && let Some(ShedCfg {
+                    codel: Some(c),
+                    adaptive_lifo,
+                    ..
+                }) = shed
+            {
+                discipline = self.codel(p, server, c, adaptive_lifo, base);
             }
             let pool = &mut self.pools[p];
             let Some(nj) = pool.next_waiting(server, discipline) else {
@@ -173,7 +207,7 @@ impl Simulation<'_> {
             }
             self.start_service(p, nj);
         }
-        if codel.is_some() {
+        if CODEL {
             self.report_shed();
         }
     }

@@ -5,16 +5,17 @@
 
 use super::lifecycle::Next;
 use super::simulation::Simulation;
-use crate::scenario::{CodelCfg, Discipline, Failure, ShedCfg};
+use crate::scenario::{CodelCfg, Discipline, Failure};
 
 impl Simulation<'_> {
     /// Whether a server whose queue holds `len` jobs (all its workers busy) takes one more
     /// by its watermarks: refusing from `high` on, until the queue has drained to `low`.
     /// Also notes when the queue starts to fill (CoDel's clock).
     #[inline(never)]
-    pub(super) fn admit(&mut self, p: usize, server: u32, len: u32, shed: ShedCfg) -> bool {
+    pub(super) fn admit(&mut self, p: usize, server: u32, len: u32) -> bool {
+        let marks = self.cfg.pools[p].shed.and_then(|s| s.watermarks);
         let srv = &mut self.pools[p].servers[server as usize];
-        if let Some((high, low)) = shed.watermarks {
+        if let Some((high, low)) = marks {
             if srv.shedding && len <= low {
                 srv.shedding = false;
             }
@@ -75,6 +76,7 @@ impl Simulation<'_> {
     }
 
     /// Tells the callers of the work just shed that it was refused, in the order shed.
+    #[inline(never)]
     pub(super) fn report_shed(&mut self) {
         if self.shed_jobs.is_empty() {
             return;

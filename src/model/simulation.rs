@@ -67,6 +67,13 @@ pub struct Simulation<'a> {
     pub(super) events: u64,
     /// Jobs just shed by CoDel, to report to their callers.
     pub(super) shed_jobs: Vec<u32>,
+    /// Whether the loop prefetches the next event's records: only while many are in flight
+    /// (decided at each window end), since with a few they are in cache anyway and the
+    /// peek would be pure cost.
+    pub(super) prefetch: bool,
+    /// When each request slot's hedged query sent its first copy (hedged steps only: a
+    /// side table keeps the request record small).
+    pub(super) hedge_sent: Vec<SimTime>,
 }
 
 /// Runs `sc` once with run index `run` (0 for a plain run; sweeps use one per seed).
@@ -117,6 +124,8 @@ impl<'a> Simulation<'a> {
             token: 0,
             events: 0,
             shed_jobs: Vec::new(),
+            hedge_sent: Vec::new(),
+            prefetch: false,
             cfg,
         }
     }
@@ -153,7 +162,9 @@ impl<'a> Simulation<'a> {
             }
             self.now = t;
             self.events += 1;
-            self.fetch_ahead();
+            if self.prefetch {
+                self.fetch_ahead();
+            }
             self.dispatch(ev);
             if self.events & 0xFFFF == 0 {
                 self.check_limits()?;
@@ -196,7 +207,6 @@ impl<'a> Simulation<'a> {
                 &Event::AttemptStart { req, .. }
                 | &Event::AttemptTimeout { req, .. }
                 | &Event::QueryStart { req, .. }
-                | &Event::Hedge { req, .. }
                 | &Event::QueryTimeout { req, .. },
             ) => prefetch(&self.reqs[req]),
             _ => {}
@@ -229,6 +239,11 @@ impl<'a> Simulation<'a> {
             }
             Event::JobDone { job, req } => {
                 if let Some(part) = self.job_done(job, req) {
+                    self.advance(part.req, Next::Part(part.failure, part.keys));
+                }
+            }
+            Event::JobServed { job, req } => {
+                if let Some(part) = self.job_served(job, req) {
                     self.advance(part.req, Next::Part(part.failure, part.keys));
                 }
             }
@@ -300,6 +315,10 @@ impl<'a> Simulation<'a> {
         }
     }
 }
+
+/// Records in flight (requests and jobs) from which the loop prefetches: about where they
+/// outgrow the processor's second-level cache.
+pub(super) const PREFETCH_FROM: usize = 8192;
 
 /// Asks the processor to bring `x` into cache (its first and last byte, so a record that
 /// straddles two cache lines comes whole); a hint that reads nothing and never faults.
