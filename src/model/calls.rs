@@ -13,7 +13,7 @@
 //! ```
 //!
 //! A job whose call failed fails at once and frees its worker; its other calls still in
-//! flight carry on as work nobody waits for (a stale `calls_token`). A call that ends at
+//! flight carry on as work nobody waits for (a stale [`JobCalls`] token). A call that ends at
 //! once (an open breaker) reports within the job's own event; nesting is bounded by the
 //! depth of the call graph, which validation bounds.
 
@@ -21,6 +21,17 @@ use super::event::Event;
 use super::lifecycle::Next;
 use super::simulation::Simulation;
 use crate::scenario::Failure;
+
+/// The calls of a job that holds its worker for them, by job slot (a side table: plain
+/// jobs stay small): a token its calls report back with (0 once the job is over, so
+/// calls still in flight report to nobody, even after the slot is reused), the stage
+/// running and that stage's calls still out.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct JobCalls {
+    pub token: u32,
+    pub stage: u16,
+    pub pending: u16,
+}
 
 /// What a job whose own service is over does about its calls.
 pub(super) enum Calls {
@@ -48,9 +59,15 @@ impl Simulation<'_> {
             return Calls::Expired;
         }
         let token = self.call_token();
-        let job = &mut self.jobs[j];
-        job.calls_token = token;
-        job.stage = 0;
+        let slot = j as usize;
+        if self.job_calls.len() <= slot {
+            self.job_calls.resize(slot + 1, JobCalls::default());
+        }
+        self.job_calls[slot] = JobCalls {
+            token,
+            stage: 0,
+            pending: 0,
+        };
         let pool = &mut self.pools[p];
         pool.integrate_waiting(self.now);
         pool.waiting += 1;
@@ -66,24 +83,20 @@ impl Simulation<'_> {
 
     /// Starts every call of job `j`'s current stage, or ends the calls after the last.
     fn start_stage(&mut self, j: u32) {
-        let job = self.jobs[j];
-        let (p, e, s, token) = (
-            job.pool as usize,
-            job.endpoint as usize,
-            job.stage as usize,
-            job.calls_token,
-        );
+        let (p, e) = (self.jobs[j].pool as usize, self.jobs[j].endpoint as usize);
+        let JobCalls { token, stage, .. } = self.job_calls[j as usize];
+        let s = stage as usize;
         let n = match self.cfg.pools[p].plans[e].get(s) {
             Some(stage) => stage.len(),
             None => return self.calls_over(j, None),
         };
-        self.jobs[j].pending = n as u16;
+        self.job_calls[j as usize].pending = n as u16;
         for i in 0..n {
             let call = self.cfg.pools[p].plans[e][s][i];
             self.spawn_call(j, token, call);
             // A call that ended at once may have ended the job, or its stage.
-            let job = &self.jobs[j];
-            if job.calls_token != token || job.stage as usize != s {
+            let now = self.job_calls[j as usize];
+            if now.token != token || now.stage as usize != s {
                 return;
             }
         }
@@ -112,7 +125,7 @@ impl Simulation<'_> {
     /// never comes here.
     #[inline(never)]
     pub(super) fn call_done(&mut self, j: u32, token: u32, c: usize, ok: bool) {
-        if self.jobs[j].calls_token != token {
+        if self.job_calls[j as usize].token != token {
             return;
         }
         if !ok {
@@ -142,13 +155,13 @@ impl Simulation<'_> {
     /// starts when it was the stage's last.
     #[inline(never)]
     pub(super) fn call_returned(&mut self, j: u32, token: u32) {
-        let job = &mut self.jobs[j];
-        if job.calls_token != token {
+        let calls = &mut self.job_calls[j as usize];
+        if calls.token != token {
             return;
         }
-        job.pending -= 1;
-        if job.pending == 0 {
-            job.stage += 1;
+        calls.pending -= 1;
+        if calls.pending == 0 {
+            calls.stage += 1;
             self.start_stage(j);
         }
     }
@@ -162,7 +175,7 @@ impl Simulation<'_> {
         pool.integrate_waiting(self.now);
         pool.waiting -= 1;
         let current = self.reqs[job.req].query_token == job.token;
-        self.jobs[j].calls_token = 0;
+        self.job_calls[j as usize].token = 0;
         if let Some(part) = self.finish_job(j, current, failure) {
             self.advance(part.req, Next::Part(part.failure, part.keys));
         }

@@ -25,11 +25,6 @@ pub struct Job {
     pub cost: f64,
     /// Keys the job covers (for key-level success of partial completion).
     pub keys: u32,
-    /// While the job's calls run (its worker held): a token its calls report back with
-    /// (0 otherwise), the stage running, and that stage's calls still out.
-    pub calls_token: u32,
-    pub stage: u16,
-    pub pending: u16,
 }
 
 /// One server: workers and a queue of job ids.

@@ -249,9 +249,6 @@ impl Simulation<'_> {
             deadline,
             cost: p.cost + p.cost_per_key * keys as f64,
             keys,
-            calls_token: 0,
-            stage: 0,
-            pending: 0,
         }
     }
 

@@ -67,6 +67,8 @@ pub struct Simulation<'a> {
     pub(super) events: u64,
     /// Jobs just shed by CoDel, to report to their callers.
     pub(super) shed_jobs: Vec<u32>,
+    /// The calls of jobs that hold their worker for them, by job slot.
+    pub(super) job_calls: Vec<super::calls::JobCalls>,
     /// Whether the loop prefetches the next event's records: only while many are in flight
     /// (decided at each window end), since with a few they are in cache anyway and the
     /// peek would be pure cost.
@@ -126,6 +128,7 @@ impl<'a> Simulation<'a> {
             shed_jobs: Vec::new(),
             hedge_sent: Vec::new(),
             prefetch: false,
+            job_calls: Vec::new(),
             cfg,
         }
     }
