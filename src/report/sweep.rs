@@ -82,7 +82,37 @@ pub struct VariantTipping {
     /// `tipping_point / operating_point`: below 1, the design already runs where a
     /// trigger tips it over.
     pub headroom: Option<f64>,
+    /// What the grid knows of the headroom: between the swept value below the tipping
+    /// point (which did not tip) and the tipping point, over the operating point.
+    pub headroom_interval: Option<[f64; 2]>,
+    /// No value in the range tips: the headroom is above this (the top of the range over
+    /// the operating point).
+    pub headroom_above: Option<f64>,
+    /// The lowest value of the range already tips: the headroom is at most this.
+    pub headroom_at_most: Option<f64>,
     pub points: Vec<Cell>,
+}
+
+impl VariantTipping {
+    /// The headroom as a table cell: `0.43 (0.36-0.43)`, `> 3.67` when nothing in the
+    /// range tips, `<= 0.2` when it tips at the bottom, `-` without an operating point.
+    pub fn headroom_cell(&self) -> String {
+        match (self.headroom, self.headroom_interval) {
+            (Some(h), Some([lo, hi])) => {
+                format!(
+                    "{} ({}-{})",
+                    short(Some(h)),
+                    short(Some(lo)),
+                    short(Some(hi))
+                )
+            }
+            _ => match (self.headroom_above, self.headroom_at_most) {
+                (Some(a), _) => format!("> {}", short(Some(a))),
+                (_, Some(b)) => format!("<= {}", short(Some(b))),
+                _ => short(self.headroom),
+            },
+        }
+    }
 }
 
 /// `tipping.json` (a phase map's cells come in the same shape, with `value2`).
@@ -148,12 +178,36 @@ pub fn report(plan: &Plan, runs: &[RunPoint]) -> SweepReport {
             let lowest = |f: &dyn Fn(&Cell) -> bool| points.iter().find(|c| f(c)).map(|c| c.value);
             let tipping_point = lowest(&|c| c.collapse_probability > 0.5);
             let op = vp.operating_point[0];
+            let over = |x: f64| (op != 0.0).then(|| x / op);
+            // The grid value just below the tipping point: the last one that did not tip.
+            let tip_at = points.iter().position(|c| c.collapse_probability > 0.5);
+            let below = tip_at
+                .and_then(|i| i.checked_sub(1))
+                .map(|i| points[i].value);
+            let (first, last) = (
+                points.first().map(|c| c.value),
+                points.last().map(|c| c.value),
+            );
             VariantTipping {
                 variant: vp.name.clone(),
                 operating_point: op,
                 tipping_point,
                 overload_point: lowest(&|c| c.baseline_failed > 0.5),
-                headroom: tipping_point.filter(|_| op != 0.0).map(|t| t / op),
+                headroom: tipping_point.and_then(over),
+                headroom_interval: match (below.and_then(over), tipping_point.and_then(over)) {
+                    (Some(lo), Some(hi)) => Some([lo, hi]),
+                    _ => None,
+                },
+                headroom_above: if tipping_point.is_none() {
+                    last.and_then(over)
+                } else {
+                    None
+                },
+                headroom_at_most: if tip_at == Some(0) {
+                    first.and_then(over)
+                } else {
+                    None
+                },
                 points,
             }
         })
@@ -202,7 +256,7 @@ pub fn headroom_rows(r: &SweepReport) -> Vec<[String; 5]> {
             short(Some(v.operating_point)),
             short(v.tipping_point),
             short(v.overload_point),
-            short(v.headroom),
+            v.headroom_cell(),
         ]);
     }
     rows
@@ -294,5 +348,35 @@ mod tests {
         assert_eq!(v.overload_point, Some(3.0));
         assert_eq!(v.headroom, Some(1.0));
         assert!((v.points[1].collapse_probability - 2.0 / 3.0).abs() < 1e-12);
+        // The grid brackets the tipping point between 1 (did not tip) and 2.
+        assert_eq!(v.headroom_interval, Some([0.5, 1.0]));
+        assert_eq!((v.headroom_above, v.headroom_at_most), (None, None));
+        assert_eq!(v.headroom_cell(), "1 (0.5-1)");
+    }
+
+    /// Nothing in the range tips: the headroom is above the top over the operating point;
+    /// the lowest value tips: it is at most the bottom over the operating point.
+    #[test]
+    fn headroom_bounds_when_the_range_does_not_bracket_the_tipping_point() {
+        let p = plan(1);
+        let runs = |m: [f64; 6]| -> Vec<RunPoint> {
+            m.iter()
+                .enumerate()
+                .map(|(i, x)| RunPoint {
+                    index: i as u64,
+                    measure: Some(*x),
+                })
+                .collect()
+        };
+        let never = report(&p, &runs([1.0; 6]));
+        let v = &never.variants[0];
+        assert_eq!((v.tipping_point, v.headroom_interval), (None, None));
+        assert_eq!(v.headroom_above, Some(1.5));
+        assert_eq!(v.headroom_cell(), "> 1.5");
+        let always = report(&p, &runs([1.0, 0.0, 1.0, 0.0, 1.0, 0.0]));
+        let v = &always.variants[0];
+        assert_eq!(v.tipping_point, Some(1.0));
+        assert_eq!((v.headroom_interval, v.headroom_at_most), (None, Some(0.5)));
+        assert_eq!(v.headroom_cell(), "<= 0.5");
     }
 }

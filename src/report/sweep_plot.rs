@@ -153,7 +153,7 @@ fn draw_tipping_panel<DB: DrawingBackend>(
     let (y0, y1) = (lo.min(0.0), hi + pad);
     let mut chart = ChartBuilder::on(area)
         .caption(
-            format!("{}: headroom {}", v.variant, short(v.headroom)),
+            format!("{}: headroom {}", v.variant, v.headroom_cell()),
             ("sans-serif", 19),
         )
         .margin(12)
