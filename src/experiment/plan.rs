@@ -39,6 +39,11 @@ pub struct VariantPlan {
     pub name: String,
     /// The variant's own value of each axis' parameter.
     pub operating_point: Vec<f64>,
+    /// Trigger events the variant itself switches off (`event.NAME.enabled = false`): it
+    /// is swept without them, both branches alike (its point is the design without the
+    /// disturbance). Left out of shard files when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub untriggered: Vec<String>,
 }
 
 /// Everything about a sweep except its measurements: enough to write every output.
@@ -247,6 +252,7 @@ pub(crate) mod tests {
             variants: vec![VariantPlan {
                 name: "base".into(),
                 operating_point: vec![2.0],
+                untriggered: vec![],
             }],
         }
     }

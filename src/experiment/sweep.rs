@@ -140,11 +140,23 @@ impl Sweep {
             // Each variant's own value of each swept parameter is its operating point, and
             // a variant may name its own trigger (a partition instead of a rollout).
             let sc = loader.load(v.as_deref(), &sets)?;
-            triggers.push(
-                sc.tipping
-                    .as_ref()
-                    .map_or_else(|| tipping.trigger.clone(), |t| t.trigger.clone()),
-            );
+            let named = sc
+                .tipping
+                .as_ref()
+                .map_or_else(|| tipping.trigger.clone(), |t| t.trigger.clone());
+            // A trigger the variant itself switches off (on in the scenario as written, off
+            // in the variant) stays off in both branches: the variant is the design without
+            // that disturbance, not the base design with it.
+            let enabled = |s: &Scenario, name: &str| {
+                s.config
+                    .triggers
+                    .iter()
+                    .any(|t| t.name == name && t.enabled)
+            };
+            let (on, off): (Vec<String>, Vec<String>) = named
+                .into_iter()
+                .partition(|n| !enabled(&base, n) || enabled(&sc, n));
+            triggers.push(on);
             let mut op = vec![sc.tipping.as_ref().map_or(0.0, |t| t.axis.operating_point)];
             if kind == Kind::Phase {
                 op.push(sc.phase.as_ref().map_or(0.0, |p| p.axis.operating_point));
@@ -152,6 +164,7 @@ impl Sweep {
             plans.push(VariantPlan {
                 name: v.clone().unwrap_or_else(|| BASE.into()),
                 operating_point: op,
+                untriggered: off,
             });
         }
         let plan = Plan {

@@ -210,10 +210,12 @@ fn tipping_plan() -> Plan {
             VariantPlan {
                 name: "base".into(),
                 operating_point: vec![70.0],
+                untriggered: vec![],
             },
             VariantPlan {
                 name: "budget, jitter".into(),
                 operating_point: vec![0.0],
+                untriggered: vec!["slowdown".into()],
             },
         ],
     }
@@ -267,6 +269,7 @@ fn phase_plan() -> Plan {
         variants: vec![VariantPlan {
             name: "base".into(),
             operating_point: vec![20.0, 30.0],
+            untriggered: vec![],
         }],
     }
 }

@@ -90,6 +90,10 @@ pub struct VariantTipping {
     pub headroom_above: Option<f64>,
     /// The lowest value of the range already tips: the headroom is at most this.
     pub headroom_at_most: Option<f64>,
+    /// Trigger events the variant switches off itself: it was swept without them (its
+    /// triggered branch is a second baseline). Left out when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub swept_without_trigger: Vec<String>,
     pub points: Vec<Cell>,
 }
 
@@ -208,6 +212,7 @@ pub fn report(plan: &Plan, runs: &[RunPoint]) -> SweepReport {
                 } else {
                     None
                 },
+                swept_without_trigger: vp.untriggered.clone(),
                 points,
             }
         })
@@ -251,8 +256,13 @@ pub fn headroom_rows(r: &SweepReport) -> Vec<[String; 5]> {
         "headroom".into(),
     ]];
     for v in &r.variants {
+        let name = if v.swept_without_trigger.is_empty() {
+            v.variant.clone()
+        } else {
+            format!("{} (no trigger)", v.variant)
+        };
         rows.push([
-            v.variant.clone(),
+            name,
             short(Some(v.operating_point)),
             short(v.tipping_point),
             short(v.overload_point),

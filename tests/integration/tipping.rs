@@ -127,3 +127,39 @@ fn retry_storm_runs_inside_its_metastable_region() {
     );
     assert!(num(base, "headroom") < 1.0);
 }
+
+/// A variant that switches the trigger off itself is swept without it: its triggered
+/// branch is a second baseline, so its points are stable (or overloaded) but never
+/// metastable, its tipping point is its overload point, and the output says so. A
+/// `--set` that switches it off for every variant does not count: the sweep switches it
+/// on in the triggered branch, as for a trigger written `enabled = false` in the file.
+#[test]
+fn a_variant_without_the_trigger_is_swept_without_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("law.toml");
+    let text =
+        format!("{LAW}\n[variant.no-trigger]\nset = {{ \"event.slowdown.enabled\" = false }}\n");
+    std::fs::write(&file, text).unwrap();
+    let args = ["--all-variants", "--jobs", "2", "--set", "tipping.points=7"];
+    let r = tipping(&file, &dir.path().join("out"), &args);
+    let (base, quiet) = (&r["variants"][0], &r["variants"][1]);
+    assert_eq!(quiet["variant"], "no-trigger");
+    assert_eq!(
+        quiet["swept_without_trigger"],
+        serde_json::json!(["slowdown"])
+    );
+    assert!(base.get("swept_without_trigger").is_none(), "{base}");
+    for p in quiet["points"].as_array().unwrap() {
+        assert_ne!(p["state"], "metastable", "{p}");
+    }
+    assert_eq!(quiet["tipping_point"], quiet["overload_point"]);
+    assert!(num(base, "tipping_point") < num(quiet, "tipping_point"));
+    // Switched off for every variant by --set, the variant no longer differs from the
+    // base: both are swept with the trigger, switched on in the triggered branch.
+    let mut off = args.to_vec();
+    off.extend(["--set", "event.slowdown.enabled=false"]);
+    let r = tipping(&file, &dir.path().join("out2"), &off);
+    for v in r["variants"].as_array().unwrap() {
+        assert!(v.get("swept_without_trigger").is_none(), "{v}");
+    }
+}
