@@ -67,6 +67,9 @@ pub struct Cell {
     pub baseline_failed: f64,
     /// Fraction of seeds whose triggered run ended failed: the collapse probability.
     pub collapse_probability: f64,
+    /// Its 95% Wilson score interval over the seeds: with few seeds it is wide (one seed
+    /// that collapsed: 0.21 to 1), which is what one seed can say.
+    pub collapse_interval: [f64; 2],
     pub state: Region,
 }
 
@@ -90,6 +93,11 @@ pub struct VariantTipping {
     pub headroom_above: Option<f64>,
     /// The lowest value of the range already tips: the headroom is at most this.
     pub headroom_at_most: Option<f64>,
+    /// Where the tipping point lies with 95% confidence, from the seeds: above the highest
+    /// value below it whose collapse interval lies under 0.5, and at or below the lowest
+    /// value whose collapse interval lies over 0.5. `null` ends: no swept value is that
+    /// sure (too few seeds, or the range ends first).
+    pub tipping_bounds_95: [Option<f64>; 2],
     /// Trigger events the variant switches off itself: it was swept without them (its
     /// triggered branch is a second baseline). Left out when empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -175,6 +183,7 @@ pub fn report(plan: &Plan, runs: &[RunPoint]) -> SweepReport {
                         triggered: Spread::of(&trig),
                         baseline_failed: bf,
                         collapse_probability: tf,
+                        collapse_interval: wilson(tf, seeds),
                         state,
                     }
                 })
@@ -212,6 +221,16 @@ pub fn report(plan: &Plan, runs: &[RunPoint]) -> SweepReport {
                 } else {
                     None
                 },
+                tipping_bounds_95: {
+                    let sure_above = points.iter().find(|c| c.collapse_interval[0] > 0.5);
+                    let until = sure_above.map_or(f64::INFINITY, |c| c.value);
+                    let sure_below = points
+                        .iter()
+                        .filter(|c| c.value < until && c.collapse_interval[1] < 0.5)
+                        .map(|c| c.value)
+                        .next_back();
+                    [sure_below, sure_above.map(|c| c.value)]
+                },
                 swept_without_trigger: vp.untriggered.clone(),
                 points,
             }
@@ -232,6 +251,18 @@ pub fn report(plan: &Plan, runs: &[RunPoint]) -> SweepReport {
         seeds: plan.seeds,
         variants,
     }
+}
+
+/// The 95% Wilson score interval of a proportion `p` observed over `n` trials.
+pub fn wilson(p: f64, n: usize) -> [f64; 2] {
+    if n == 0 {
+        return [0.0, 1.0];
+    }
+    let (z, n) = (1.959_963_984_540_054_f64, n as f64);
+    let z2 = z * z;
+    let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
+    let half = z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / (1.0 + z2 / n);
+    [(centre - half).max(0.0), (centre + half).min(1.0)]
 }
 
 /// A number for tables: up to 4 significant decimals, `-` for none.
@@ -362,6 +393,30 @@ mod tests {
         assert_eq!(v.headroom_interval, Some([0.5, 1.0]));
         assert_eq!((v.headroom_above, v.headroom_at_most), (None, None));
         assert_eq!(v.headroom_cell(), "1 (0.5-1)");
+        // Three seeds cannot make 2 of 3 sure: no bound on either side.
+        assert_eq!(v.tipping_bounds_95, [None, None]);
+    }
+
+    /// Wilson score intervals: one seed that collapsed says little (0.21 to 1); 20 of 20
+    /// are sure (above 0.83); the interval always holds the observed share.
+    #[test]
+    fn wilson_intervals() {
+        let [lo, hi] = wilson(1.0, 1);
+        assert!((lo - 0.2065).abs() < 1e-3 && hi == 1.0, "{lo} {hi}");
+        let [lo, _] = wilson(1.0, 20);
+        assert!((lo - 0.8389).abs() < 1e-3, "{lo}");
+        let [lo, hi] = wilson(0.5, 10);
+        assert!(
+            (lo - 0.2366).abs() < 1e-3 && (hi - 0.7634).abs() < 1e-3,
+            "{lo} {hi}"
+        );
+        for n in 1..30 {
+            for k in 0..=n {
+                let p = k as f64 / n as f64;
+                let [lo, hi] = wilson(p, n);
+                assert!(lo <= p + 1e-12 && p <= hi + 1e-12, "{k}/{n}: {lo} {hi}");
+            }
+        }
     }
 
     /// Nothing in the range tips: the headroom is above the top over the operating point;

@@ -163,3 +163,26 @@ fn a_variant_without_the_trigger_is_swept_without_it() {
         assert!(v.get("swept_without_trigger").is_none(), "{v}");
     }
 }
+
+/// With 5 seeds a probe where every seed stays healthy, or every seed collapses, is sure
+/// at 95% (Wilson: under 0.43, over 0.57): the bounds bracket the law's tipping point C/n
+/// = 25, and every probe's interval holds its observed collapse share.
+#[test]
+fn five_seeds_bound_the_tipping_point_with_95_percent_confidence() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("law.toml");
+    std::fs::write(&file, LAW).unwrap();
+    let args = ["--jobs", "2", "--seeds", "5", "--set", "tipping.points=13"];
+    let r = tipping(&file, &dir.path().join("out"), &args);
+    let base = &r["variants"][0];
+    let bounds = base["tipping_bounds_95"].as_array().unwrap();
+    let (lo, hi) = (bounds[0].as_f64().unwrap(), bounds[1].as_f64().unwrap());
+    assert!(lo < 25.0 && 25.0 <= hi, "bounds [{lo}, {hi}], law C/n = 25");
+    assert!(hi - lo <= 20.0, "bounds [{lo}, {hi}] wider than two steps");
+    for p in base["points"].as_array().unwrap() {
+        let share = num(p, "collapse_probability");
+        let ci = p["collapse_interval"].as_array().unwrap();
+        let (a, b) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
+        assert!(a <= share && share <= b, "{p}");
+    }
+}
