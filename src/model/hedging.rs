@@ -121,7 +121,10 @@ impl Simulation<'_> {
         req.parts_left -= 1;
         match failure {
             None => {
-                let latency = self.now - self.hedge_sent[r as usize];
+                // (A step hedged by an intervention while its query was out has no send
+                // time: that answer teaches the tracker nothing.)
+                let sent = self.hedge_sent.get(r as usize).copied().unwrap_or(self.now);
+                let latency = self.now - sent;
                 if let Some(t) = self.classes[c].hedges[step].as_mut() {
                     t.record(latency);
                 }

@@ -454,3 +454,29 @@ fn service_graph_runs_are_reproducible() {
         assert_ne!(a.summary, run(&sc, 1).summary, "{name}: run 1 differs");
     }
 }
+
+/// Hedging switched on by an intervention while queries are out: a query sent unhedged
+/// and answered as a hedged step completes (its answer teaches the percentile tracker
+/// nothing), later queries hedge, and every request is accounted for (the run's own
+/// check) without a panic.
+#[test]
+fn an_intervention_may_switch_hedging_on_mid_query() {
+    let sc = scenario(
+        r#"
+        duration = "60s"
+        [class.request]
+        rate = 500
+        steps = [{ query = "server" }]
+        [pool.server]
+        workers = 8
+        service = { law = "exp", mean = "10ms" }
+        [[at]]
+        time = "20s"
+        set = { "class.request.steps.0.hedge.percentile" = 90 }
+        "#,
+    );
+    let r = run(&sc, 0);
+    let c = &r.summary.classes["request"];
+    assert!(c.hedges.unwrap() > 0, "{c:?}");
+    assert_eq!(c.offered, c.succeeded + c.failed + c.in_flight);
+}

@@ -12,8 +12,9 @@ use indexmap::IndexMap;
 
 /// The most pools a chain of calls may pass through below the pool a client queries.
 pub const MAX_CALL_DEPTH: usize = 16;
-/// The most calls one pool may declare.
-pub const MAX_CALLS: usize = 1000;
+/// The most calls one pool may declare. (Calls that end at once, such as cache hits, let
+/// the next stage start within the same event, so the stages bound how deep that nests.)
+pub const MAX_CALLS: usize = 64;
 
 /// Each pool's endpoints as its calls name them: `""` (jobs that name none) first, then
 /// each name in file order.
