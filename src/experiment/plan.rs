@@ -28,9 +28,12 @@ impl Kind {
 pub struct AxisPlan {
     /// The dotted key path.
     pub path: String,
-    /// `"s"` for durations (values in seconds), else none.
+    /// `"s"` for durations (values in seconds), else the file's `unit`, if any.
     pub unit: Option<String>,
     pub values: Vec<f64>,
+    /// What axes and tables call the parameter (the file's `label`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
 
 /// One design variant of the sweep; `base` is the scenario as written.
@@ -248,6 +251,7 @@ pub(crate) mod tests {
                 path: "class.r.rate".into(),
                 unit: None,
                 values: vec![1.0, 2.0, 3.0],
+                label: None,
             }],
             variants: vec![VariantPlan {
                 name: "base".into(),

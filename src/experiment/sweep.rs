@@ -179,8 +179,13 @@ impl Sweep {
                 .iter()
                 .map(|a| AxisPlan {
                     path: a.path.clone(),
-                    unit: (a.unit == AxisUnit::Seconds).then(|| "s".to_string()),
+                    unit: if a.unit == AxisUnit::Seconds {
+                        Some("s".to_string())
+                    } else {
+                        a.unit_name.clone()
+                    },
                     values: a.values.clone(),
+                    label: a.label.clone(),
                 })
                 .collect(),
             variants: plans,

@@ -56,8 +56,11 @@ pub fn index_html(sections: &[Section]) -> Vec<u8> {
             );
             let _ = writeln!(
                 out,
-                "<p>Swept <code>{}</code>; measure <code>{}</code>; headroom = tipping point / operating point (below 1: a trigger already tips the design over at its own load).</p>\n<table>",
-                esc(&r.vary),
+                "<p>Swept {}; measure <code>{}</code>; headroom = tipping point / operating point (below 1: a trigger already tips the design over at its own load).</p>\n<table>",
+                match &r.label {
+                    Some(l) => format!("{} (<code>{}</code>)", esc(l), esc(&r.vary)),
+                    None => format!("<code>{}</code>", esc(&r.vary)),
+                },
                 esc(&r.measure)
             );
             for (i, row) in headroom_rows(r).iter().enumerate() {

@@ -203,8 +203,9 @@ fn tipping_plan() -> Plan {
         seeds: 2,
         axes: vec![AxisPlan {
             path: "class.request.rate".into(),
-            unit: None,
+            unit: Some("requests/s".into()),
             values: vec![10.0, 55.5, 100.0],
+            label: Some("offered load".into()),
         }],
         variants: vec![
             VariantPlan {
@@ -259,11 +260,13 @@ fn phase_plan() -> Plan {
                 path: "class.request.rate".into(),
                 unit: None,
                 values: vec![10.0, 20.0, 30.0],
+                label: None,
             },
             AxisPlan {
                 path: "event.slowdown.for".into(),
                 unit: Some("s".into()),
                 values: vec![0.5, 60.0],
+                label: Some("slowdown length".into()),
             },
         ],
         variants: vec![VariantPlan {

@@ -139,6 +139,11 @@ pub struct SweepReport {
     pub vary2: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unit2: Option<String>,
+    /// What axes and tables call the swept parameters (`tipping.label`, `phase.label`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label2: Option<String>,
     pub measure: String,
     pub healthy_above: Option<f64>,
     pub healthy_below: Option<f64>,
@@ -244,12 +249,29 @@ pub fn report(plan: &Plan, runs: &[RunPoint]) -> SweepReport {
         unit: a0.unit.clone(),
         vary2: a1.map(|a| a.path.clone()),
         unit2: a1.and_then(|a| a.unit.clone()),
+        label: a0.label.clone(),
+        label2: a1.and_then(|a| a.label.clone()),
         measure: plan.measure.clone(),
         healthy_above,
         healthy_below,
         trigger: plan.trigger.clone(),
         seeds: plan.seeds,
         variants,
+    }
+}
+
+impl SweepReport {
+    /// What axes and tables call the swept parameter: its label, else its key path.
+    pub fn axis_name(&self) -> &str {
+        self.label.as_deref().unwrap_or(&self.vary)
+    }
+
+    /// The same for the phase map's second parameter.
+    pub fn axis2_name(&self) -> &str {
+        self.label2
+            .as_deref()
+            .or(self.vary2.as_deref())
+            .unwrap_or("")
     }
 }
 
@@ -314,7 +336,12 @@ pub fn headroom_table(r: &SweepReport) -> String {
         .as_deref()
         .map(|u| format!(" ({u})"))
         .unwrap_or_default();
-    let mut out = format!("{}: {}{unit}, measure {}\n", r.scenario, r.vary, r.measure);
+    let mut out = format!(
+        "{}: {}{unit}, measure {}\n",
+        r.scenario,
+        r.axis_name(),
+        r.measure
+    );
     for row in rows {
         let cells: Vec<String> = row
             .iter()
@@ -338,8 +365,8 @@ pub fn phase_table(r: &SweepReport) -> String {
     let mut out = format!(
         "{}: phase map of {} x {}\n",
         r.scenario,
-        r.vary,
-        r.vary2.as_deref().unwrap_or("")
+        r.axis_name(),
+        r.axis2_name()
     );
     for v in &r.variants {
         let count = |x: Region| v.points.iter().filter(|c| c.state == x).count();

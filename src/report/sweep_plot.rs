@@ -109,7 +109,7 @@ impl Figure for TippingFigure<'_> {
                 "{} after trigger [{}] against {}; {threshold}; {} seed(s), band = seed range",
                 r.measure,
                 r.trigger.join(", "),
-                r.vary,
+                r.axis_name(),
                 r.seeds
             ),
             (20, 45),
@@ -175,7 +175,7 @@ fn draw_tipping_panel<DB: DrawingBackend>(
         .configure_mesh()
         .light_line_style(RGBColor(235, 235, 235))
         .label_style(("sans-serif", 14))
-        .x_desc(axis_label(&r.vary, &r.unit))
+        .x_desc(axis_label(r.axis_name(), &r.unit))
         .y_desc(r.measure.clone())
         .draw()
         .map_err(err)?;
@@ -381,11 +381,8 @@ fn draw_phase_panel<DB: DrawingBackend>(
         .configure_mesh()
         .disable_mesh()
         .label_style(("sans-serif", 14))
-        .x_desc(axis_label(&r.vary, &r.unit))
-        .y_desc(axis_label(
-            r.vary2.as_deref().unwrap_or(""),
-            &r.unit2.clone(),
-        ))
+        .x_desc(axis_label(r.axis_name(), &r.unit))
+        .y_desc(axis_label(r.axis2_name(), &r.unit2.clone()))
         .draw()
         .map_err(err)?;
     for c in &v.points {

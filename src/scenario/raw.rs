@@ -484,6 +484,10 @@ pub struct RawTipping {
     pub healthy_below: Option<f64>,
     pub seeds: Option<i64>,
     pub duration: Option<Dur>,
+    /// What axes and tables call the swept parameter instead of its key path.
+    pub label: Option<String>,
+    /// The unit of its values on axes and tables (not for durations: seconds).
+    pub unit: Option<String>,
 }
 
 /// `[phase]` as written: the second axis of a phase map.
@@ -494,4 +498,6 @@ pub struct RawPhase {
     pub from: Value,
     pub to: Value,
     pub points: Option<i64>,
+    pub label: Option<String>,
+    pub unit: Option<String>,
 }

@@ -40,6 +40,8 @@ factor = 20
 
 [tipping]
 vary = "class.request.rate"
+label = "offered load"
+unit = "requests/s"
 from = 5
 to = 125
 points = 25
@@ -174,6 +176,11 @@ fn five_seeds_bound_the_tipping_point_with_95_percent_confidence() {
     std::fs::write(&file, LAW).unwrap();
     let args = ["--jobs", "2", "--seeds", "5", "--set", "tipping.points=13"];
     let r = tipping(&file, &dir.path().join("out"), &args);
+    // The parameter's label and unit name it in the output.
+    assert_eq!(
+        (r["label"].as_str(), r["unit"].as_str()),
+        (Some("offered load"), Some("requests/s"))
+    );
     let base = &r["variants"][0];
     let bounds = base["tipping_bounds_95"].as_array().unwrap();
     let (lo, hi) = (bounds[0].as_f64().unwrap(), bounds[1].as_f64().unwrap());

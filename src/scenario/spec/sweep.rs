@@ -31,6 +31,10 @@ pub struct Axis {
     pub values: Vec<f64>,
     /// The scenario's own value of the parameter (after variant and `--set`).
     pub operating_point: f64,
+    /// What axes and tables call it (`label`), and the unit of its values (`unit`; for
+    /// durations always seconds), if the file gives them.
+    pub label: Option<String>,
+    pub unit_name: Option<String>,
 }
 
 impl Axis {

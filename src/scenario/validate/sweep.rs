@@ -30,7 +30,8 @@ pub fn tipping(
         return Ok((None, None));
     };
     let points = t.points.unwrap_or(11);
-    let axis = read_axis("tipping", &t.vary, &t.from, &t.to, points, table)?;
+    let mut axis = read_axis("tipping", &t.vary, &t.from, &t.to, points, table)?;
+    labels("tipping", &t.label, &t.unit, &mut axis)?;
     let seeds = match t.seeds {
         None => 1,
         Some(s) if (1..=MAX_RUNS as i64).contains(&s) => s as u32,
@@ -130,7 +131,7 @@ pub fn tipping(
     let phase = match &raw.phase {
         None => None,
         Some(p) => {
-            let axis = read_axis(
+            let mut axis = read_axis(
                 "phase",
                 &p.vary,
                 &p.from,
@@ -138,8 +139,23 @@ pub fn tipping(
                 p.points.unwrap_or(11),
                 table,
             )?;
+            labels("phase", &p.label, &p.unit, &mut axis)?;
             if axis.path == tipping.axis.path {
                 return bad("phase.vary", "must differ from `tipping.vary`");
+            }
+            let name = |a: &Axis| a.label.clone().unwrap_or_else(|| a.path.clone());
+            if name(&axis) == name(&tipping.axis) {
+                return bad(
+                    if p.label.is_some() {
+                        "phase.label"
+                    } else {
+                        "tipping.label"
+                    },
+                    format!(
+                        "`{}` names both axes of the phase map; give each its own label",
+                        name(&axis)
+                    ),
+                );
             }
             let cells = axis.values.len() as u64 * tipping.axis.values.len() as u64;
             if cells * seeds as u64 > MAX_RUNS {
@@ -267,7 +283,40 @@ fn read_axis(
         unit,
         values,
         operating_point,
+        label: None,
+        unit_name: None,
     })
+}
+
+/// Checks `[section].label` and `.unit` and puts them on the axis: short single lines (so
+/// they fit on a panel), and no unit for a duration (its values are seconds).
+fn labels(section: &str, label: &Option<String>, unit: &Option<String>, axis: &mut Axis) -> V<()> {
+    let text = |key: &str, s: &str, max: usize| -> V<String> {
+        let t = s.trim();
+        if t.is_empty() || t.chars().count() > max || t.contains(['\n', '\r']) {
+            return bad(
+                format!("{section}.{key}"),
+                format!("must be one line of 1 to {max} characters, not {s:?}"),
+            );
+        }
+        Ok(t.to_string())
+    };
+    if let Some(l) = label {
+        axis.label = Some(text("label", l, 48)?);
+    }
+    if let Some(u) = unit {
+        if axis.unit == AxisUnit::Seconds {
+            return bad(
+                format!("{section}.unit"),
+                format!(
+                    "`{}` is a duration: its values are shown in seconds; remove `unit`",
+                    axis.path
+                ),
+            );
+        }
+        axis.unit_name = Some(text("unit", u, 16)?);
+    }
+    Ok(())
 }
 
 /// Checks a measure name: `goodput_ratio.CLASS`, or a column of the time-series schema
