@@ -50,3 +50,26 @@ pub fn mean_between(r: &RunResult, column: &str, from: f64, to: f64) -> f64 {
 pub fn brink_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_brink"))
 }
+
+/// The shape of a metastable failure in a class's goodput: above 95% of 95% of the offered
+/// `rate` over `before` (seconds), under 5% of it over `after`, long after the trigger.
+pub fn assert_healthy_then_stuck(
+    r: &RunResult,
+    class: &str,
+    rate: f64,
+    before: (f64, f64),
+    after: (f64, f64),
+) {
+    let column = format!("{class}.goodput_per_s");
+    let good_before = mean_between(r, &column, before.0, before.1);
+    let good_after = mean_between(r, &column, after.0, after.1);
+    assert!(
+        good_before > 0.95 * rate * 0.95,
+        "goodput before the trigger {good_before}"
+    );
+    assert!(
+        good_after < 0.05 * rate,
+        "goodput from {} s, long after the trigger ended, {good_after}",
+        after.0
+    );
+}

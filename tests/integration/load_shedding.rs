@@ -20,15 +20,12 @@ fn run_variant(variant: Option<&str>) -> RunResult {
 #[test]
 fn fifo_is_healthy_before_the_trigger_and_failed_long_after() {
     let r = run_variant(None);
-    let before = mean_between(&r, "request.goodput_per_s", 60.0, TRIGGER_START);
-    let after = mean_between(&r, "request.goodput_per_s", LONG_AFTER, END);
-    assert!(
-        before > 0.95 * RATE * 0.95,
-        "goodput before the trigger {before}"
-    );
-    assert!(
-        after < 0.05 * RATE,
-        "goodput 3+ minutes after the trigger ended {after}"
+    assert_healthy_then_stuck(
+        &r,
+        "request",
+        RATE,
+        (60.0, TRIGGER_START),
+        (LONG_AFTER, END),
     );
     // The storm: attempts near 4 per request, the queue full of stale work.
     let attempts = mean_between(&r, "request.attempts_per_s", LONG_AFTER, END);

@@ -25,15 +25,12 @@ fn db_queries_per_request(r: &RunResult, from: f64, to: f64) -> f64 {
 #[test]
 fn healthy_before_the_trigger_and_failed_long_after_with_27_fold_amplification() {
     let r = run_variant(None);
-    let before = mean_between(&r, "request.goodput_per_s", 60.0, TRIGGER_START);
-    let after = mean_between(&r, "request.goodput_per_s", LONG_AFTER, END);
-    assert!(
-        before > 0.95 * RATE * 0.95,
-        "goodput before the trigger {before}"
-    );
-    assert!(
-        after < 0.05 * RATE,
-        "goodput 3+ minutes after the trigger ended {after}"
+    assert_healthy_then_stuck(
+        &r,
+        "request",
+        RATE,
+        (60.0, TRIGGER_START),
+        (LONG_AFTER, END),
     );
     // Healthy: one database query per request.
     let healthy = db_queries_per_request(&r, 60.0, TRIGGER_START);
