@@ -19,7 +19,7 @@ use crate::model::metrics::{
     CacheSummary, CallSummary, ClassSummary, Latency, PoolSummary, Summary, TimeSeries,
 };
 use crate::report::sweep::{SweepReport, report};
-use crate::scenario::sweep::Health;
+use crate::scenario::sweep::{Health, Method};
 use crate::scenario::{Column, Measure, Owner};
 use indexmap::IndexMap;
 use std::path::PathBuf;
@@ -212,13 +212,17 @@ fn tipping_plan() -> Plan {
                 name: "base".into(),
                 operating_point: vec![70.0],
                 untriggered: vec![],
+                tolerance: 0.0,
             },
             VariantPlan {
                 name: "budget, jitter".into(),
                 operating_point: vec![0.0],
                 untriggered: vec!["slowdown".into()],
+                tolerance: 0.0,
             },
         ],
+        method: Method::Grid,
+        settle_s: 0.0,
     }
 }
 
@@ -241,6 +245,7 @@ fn tipping_runs() -> Vec<RunPoint> {
         .map(|(i, &x)| RunPoint {
             index: i as u64,
             measure: (!x.is_nan()).then_some(x),
+            trace: None,
         })
         .collect()
 }
@@ -273,7 +278,10 @@ fn phase_plan() -> Plan {
             name: "base".into(),
             operating_point: vec![20.0, 30.0],
             untriggered: vec![],
+            tolerance: 0.0,
         }],
+        method: Method::Grid,
+        settle_s: 0.0,
     }
 }
 
@@ -286,12 +294,13 @@ fn phase_runs() -> Vec<RunPoint> {
     .map(|(i, &x)| RunPoint {
         index: i as u64,
         measure: Some(x),
+        trace: None,
     })
     .collect()
 }
 
 fn tipping_report() -> SweepReport {
-    report(&tipping_plan(), &tipping_runs())
+    report(&tipping_plan(), &tipping_plan().locate(&tipping_runs()))
 }
 
 #[test]
@@ -345,12 +354,18 @@ fn timeseries_csv_golden() {
 
 #[test]
 fn tipping_csv_golden() {
-    golden("tipping.csv", &sweep_csv(&tipping_plan(), &tipping_runs()));
+    golden(
+        "tipping.csv",
+        &sweep_csv(&tipping_plan(), &tipping_plan().locate(&tipping_runs())),
+    );
 }
 
 #[test]
 fn phase_csv_golden() {
-    golden("phase.csv", &sweep_csv(&phase_plan(), &phase_runs()));
+    golden(
+        "phase.csv",
+        &sweep_csv(&phase_plan(), &phase_plan().locate(&phase_runs())),
+    );
 }
 
 #[test]
@@ -404,7 +419,8 @@ fn index_html_golden() {
 #[test]
 fn sweep_files_are_the_exported_bytes() {
     let dir = tempfile::tempdir().unwrap();
-    let (plan, runs) = (tipping_plan(), tipping_runs());
+    let plan = tipping_plan();
+    let runs = plan.locate(&tipping_runs());
     let r = crate::experiment::sweep::write_outputs(dir.path(), &plan, &runs).unwrap();
     assert_eq!(r, tipping_report());
     let read = |f: &str| std::fs::read(dir.path().join(f)).unwrap();
