@@ -6,12 +6,28 @@ const SUB: u64 = 1 << SUB_BITS;
 const BUCKETS: usize = ((64 - SUB_BITS as usize) + 1) * SUB as usize;
 
 /// Counts of values in log-linear buckets.
-#[derive(Clone)]
 pub struct Histogram {
     counts: Vec<u64>,
     total: u64,
     lo: usize,
     hi: usize,
+}
+
+/// Copies only the touched range into zeroed memory: a split simulation clones every
+/// class's histograms at each level, and most of the buckets are empty.
+impl Clone for Histogram {
+    fn clone(&self) -> Self {
+        let mut counts = vec![0; BUCKETS];
+        if self.total > 0 {
+            counts[self.lo..=self.hi].copy_from_slice(&self.counts[self.lo..=self.hi]);
+        }
+        Self {
+            counts,
+            total: self.total,
+            lo: self.lo,
+            hi: self.hi,
+        }
+    }
 }
 
 impl Default for Histogram {
