@@ -64,7 +64,8 @@ pub struct Estimate {
     pub derived: bool,
     /// The estimated probability that an excursion from the healthy set collapses.
     pub p_collapse: f64,
-    /// The mean time of one excursion (healthy set to the first level and back), seconds.
+    /// The mean time of one cycle (healthy set to the first level, then back to healthy or
+    /// on to collapse), seconds.
     pub cycle_s: f64,
     /// The excursions simulated directly.
     pub cycles: u64,
@@ -90,21 +91,27 @@ pub fn mean_time_to_collapse(sc: &Scenario, seed: u64, opts: &Options) -> Result
         left: c.max_events,
         max: c.max_events,
     };
-    let l1 = (c.base + c.step).min(c.at);
+    // The first level is one above the healthy set, however long the step: the direct
+    // phase waits for it without a way down, so it must come soon.
+    let l1 = c.base + 1;
 
-    // The direct phase: from the healthy set to the first level, `cycles` times. After
-    // each entrance the run goes on until it is healthy again; if it collapses instead,
-    // a fresh run (an empty system) takes its place.
-    let mut a = Tally::default();
+    // The direct phase: `cycles` cycles, each from the healthy set to the first level
+    // (where the state is kept as an entrance) and on until the level is healthy again or
+    // has collapsed; after a collapse a fresh run (an empty system) takes over.
+    let mut cycle = Tally::default();
     let mut entrances: Vec<Simulation> = Vec::new();
     let mut restarts = 0u64;
     let mut main = fresh(&quiet, restarts);
     while (entrances.len() as u64) < c.cycles {
         let t0 = main.now_s();
         budget.step(&mut main, c.level, l1, None)?;
-        a.add(main.now_s() - t0);
-        entrances.push(main.clone());
-        if l1 == c.at || budget.step(&mut main, c.level, c.at, Some(c.base))? == Crossing::Up {
+        let mut entrance = main.clone();
+        entrance.forget_latencies();
+        entrances.push(entrance);
+        let collapsed =
+            l1 == c.at || budget.step(&mut main, c.level, c.at, Some(c.base))? == Crossing::Up;
+        cycle.add(main.now_s() - t0);
+        if collapsed {
             restarts += 1;
             main = fresh(&quiet, restarts);
         }
@@ -112,7 +119,6 @@ pub fn mean_time_to_collapse(sc: &Scenario, seed: u64, opts: &Options) -> Result
     drop(main);
 
     // The splitting phase: `effort` trajectories from the entrances into each level.
-    let mut cfail = Tally::default();
     let mut levels = Vec::new();
     let mut outcomes = Vec::new();
     let mut from = l1;
@@ -120,19 +126,13 @@ pub fn mean_time_to_collapse(sc: &Scenario, seed: u64, opts: &Options) -> Result
     while from < c.at {
         let to = (from + c.step).min(c.at);
         let mut next = Vec::new();
-        let mut up = Tally::default();
         for j in 0..c.effort {
             let mut sim = entrances[(j % entrances.len() as u64) as usize].clone();
             split += 1;
             sim.reseed(seed, split);
-            let t0 = sim.now_s();
-            match budget.step(&mut sim, c.level, to, Some(c.base))? {
-                Crossing::Up => {
-                    up.add(sim.now_s() - t0);
-                    next.push(sim);
-                }
-                _ if from == l1 => cfail.add(sim.now_s() - t0),
-                _ => {}
+            if budget.step(&mut sim, c.level, to, Some(c.base))? == Crossing::Up {
+                sim.forget_latencies();
+                next.push(sim);
             }
         }
         let reached = next.len() as u64;
@@ -152,12 +152,11 @@ pub fn mean_time_to_collapse(sc: &Scenario, seed: u64, opts: &Options) -> Result
         outcomes.push(LevelOutcome {
             tried: c.effort,
             reached,
-            up_time_s: up.mean(),
         });
         entrances = next;
         from = to;
     }
-    let pass = mean_first_passage(&a, &cfail, &outcomes);
+    let pass = mean_first_passage(&cycle, &outcomes);
     Ok(Estimate {
         mean_s: pass.mean_s,
         ci95: pass.ci95,
@@ -168,7 +167,7 @@ pub fn mean_time_to_collapse(sc: &Scenario, seed: u64, opts: &Options) -> Result
         base: c.base,
         derived: c.derived,
         p_collapse: pass.p,
-        cycle_s: a.mean() + cfail.mean(),
+        cycle_s: cycle.mean(),
         cycles: c.cycles,
         effort: c.effort,
         levels,

@@ -3,27 +3,29 @@
 //! level-crossing probabilities of splitting into a mean time to collapse with a 95%
 //! confidence interval. No simulation here (that is [`super::collapse_time`]).
 //!
-//! **The formula.** Let the process start in the healthy set B (level at most `base`), let
-//! A be the time from B to the first level l1, and from l1 let it either reach the collapse
-//! level K before B (probability p, taking time D) or fall back to B (taking time C). If B
-//! is a regeneration point (an empty system with Poisson arrivals is), the number of failed
-//! excursions before the first success is geometric with mean (1 - p)/p, so
+//! **The formula.** Let the process start in the healthy set B (level at most `base`).
+//! A cycle is the time A from B to the first level l1, then the time X from there until
+//! the level either falls back to B or reaches the collapse level K. If B is a
+//! regeneration point (an empty system with Poisson arrivals is), cycles are independent
+//! and alike, each collapses with the same probability p, and the number N of cycles up
+//! to and including the one that collapses is geometric with mean 1/p. N is a stopping
+//! time of the cycle sequence, so by Wald's identity
 //!
-//! E[T] = (1 - p)/p · (E[A] + E[C | fail]) + E[A] + E[D | success].
+//! E[T] = E[N] · E[A + X] = E[A + X] / p.
 //!
-//! p is the product of the conditional probabilities p_i of reaching level l_{i+1} before B
-//! from an entrance into l_i; fixed-effort splitting estimates each p_i as the fraction of
-//! its trajectories that succeed (Garvels 2000; Rubino and Tuffin, "Rare Event Simulation
-//! using Monte Carlo Methods", 2009, ch. 3). E[D | success] is the sum over levels of the
-//! mean time of the successful trajectories: exact when the entrance state of a level does
-//! not depend on the past (a birth-death queue), an approximation otherwise; it matters only
-//! when p is not small.
+//! (The same as E[cycle | fail] (1 - p)/p + E[cycle | success], without having to tell
+//! the two apart.) E[A + X] is estimated from cycles simulated directly; p is the product
+//! of the conditional probabilities p_i of reaching level l_{i+1} before B from an
+//! entrance into l_i, and fixed-effort splitting estimates each p_i as the fraction of its
+//! trajectories that succeed (Garvels 2000; Rubino and Tuffin, "Rare Event Simulation
+//! using Monte Carlo Methods", 2009, ch. 3).
 //!
 //! **The interval.** The relative variance of p̂ is taken as Σ (1 - p_i)/(R p_i), the
-//! binomial variance of independent levels; that of the cycle mean from its sample
-//! variance. The 95% interval is log-normal: estimate · exp(±1.96 σ_rel). Trajectories
-//! that start from the same entrance state are correlated, which this ignores: the
-//! interval is a guide, narrower than the truth when few entrance states carry a level.
+//! binomial variance of independent levels, and that of the cycle mean from its sample
+//! variance; the two add. The 95% interval is log-normal: estimate · exp(±1.96 σ_rel).
+//! Trajectories that start from the same entrance state are correlated, which this
+//! ignores: the interval is a guide, narrower than the truth when few entrance states
+//! carry a level.
 
 /// A running mean and variance (Welford).
 #[derive(Debug, Clone, Copy, Default)]
@@ -66,8 +68,6 @@ pub struct LevelOutcome {
     pub tried: u64,
     /// Trajectories that reached the next level.
     pub reached: u64,
-    /// Their mean time to get there, seconds.
-    pub up_time_s: f64,
 }
 
 /// The mean first-passage time and its 95% interval, seconds.
@@ -77,38 +77,25 @@ pub struct Passage {
     pub mean_s: f64,
     /// Low and high ends of the 95% interval.
     pub ci95: [f64; 2],
-    /// The estimated probability p of reaching collapse on one excursion.
+    /// The estimated probability p that a cycle collapses.
     pub p: f64,
 }
 
-/// Combines the direct tallies (A: healthy set to the first level; C: first level back to
-/// the healthy set on failure) with the levels' outcomes by the formula above. Every level
-/// must have at least one success.
-pub fn mean_first_passage(a: &Tally, c: &Tally, levels: &[LevelOutcome]) -> Passage {
+/// Combines the tally of directly simulated cycles (seconds) with the levels' outcomes by
+/// the formula above. Every level must have at least one success.
+pub fn mean_first_passage(cycle: &Tally, levels: &[LevelOutcome]) -> Passage {
     let mut p = 1.0;
-    let mut relvar_p = 0.0;
-    let mut d = 0.0;
+    let mut relvar = 0.0;
     for l in levels {
         let pi = l.reached as f64 / l.tried as f64;
         p *= pi;
-        relvar_p += (1.0 - pi) / (l.tried as f64 * pi);
-        d += l.up_time_s;
+        relvar += (1.0 - pi) / (l.tried as f64 * pi);
     }
-    let cycle = a.mean() + c.mean();
-    let mean_s = (1.0 - p) / p * cycle + a.mean() + d;
-    // d/dp ((1-p)/p) = -1/p², so the relative variance of (1-p)/p is relvar(p)/(1-p)².
-    let relvar_odds = if p < 1.0 {
-        relvar_p / ((1.0 - p) * (1.0 - p))
-    } else {
-        0.0
-    };
-    let relvar_cycle = if cycle > 0.0 {
-        (a.var_of_mean() + c.var_of_mean()) / (cycle * cycle)
-    } else {
-        0.0
-    };
-    let sigma = (relvar_odds + relvar_cycle).sqrt();
-    let z = 1.96 * sigma;
+    let mean_s = cycle.mean() / p;
+    if cycle.mean() > 0.0 {
+        relvar += cycle.var_of_mean() / (cycle.mean() * cycle.mean());
+    }
+    let z = 1.96 * relvar.sqrt();
     Passage {
         mean_s,
         ci95: [mean_s * (-z).exp(), mean_s * z.exp()],
@@ -132,34 +119,30 @@ mod tests {
     }
 
     #[test]
-    fn certain_levels_give_the_direct_time() {
-        let mut a = Tally::default();
-        a.add(2.0);
-        let c = Tally::default();
+    fn certain_levels_give_the_cycle_time() {
+        let mut c = Tally::default();
+        c.add(2.0);
+        c.add(4.0);
         let levels = [LevelOutcome {
             tried: 10,
             reached: 10,
-            up_time_s: 3.0,
         }];
-        let p = mean_first_passage(&a, &c, &levels);
-        assert_eq!(p.mean_s, 5.0);
+        let p = mean_first_passage(&c, &levels);
+        assert_eq!(p.mean_s, 3.0);
         assert_eq!(p.p, 1.0);
     }
 
     #[test]
-    fn rare_success_scales_with_the_odds() {
-        let mut a = Tally::default();
-        a.add(1.0);
+    fn rare_success_divides_the_cycle_time() {
         let mut c = Tally::default();
-        c.add(1.0);
+        c.add(2.0);
         let half = LevelOutcome {
             tried: 100,
             reached: 50,
-            up_time_s: 0.0,
         };
-        // p = 1/8: 7 failed cycles of 2 s, then A = 1 s.
-        let p = mean_first_passage(&a, &c, &[half, half, half]);
-        assert!((p.mean_s - 15.0).abs() < 1e-9);
-        assert!(p.ci95[0] < 15.0 && p.ci95[1] > 15.0);
+        // p = 1/8: on average 8 cycles of 2 s.
+        let p = mean_first_passage(&c, &[half, half, half]);
+        assert!((p.mean_s - 16.0).abs() < 1e-9);
+        assert!(p.ci95[0] < 16.0 && p.ci95[1] > 16.0);
     }
 }

@@ -39,6 +39,15 @@ impl<'a> Simulation<'a> {
         }
     }
 
+    /// Drops the latency histograms' contents and memory (a split keeps thousands of
+    /// copies alive, and nothing a stepped run decides reads them).
+    pub fn forget_latencies(&mut self) {
+        for cs in &mut self.classes {
+            cs.latency.release();
+            cs.window_latency.release();
+        }
+    }
+
     /// Simulated time now, in seconds.
     pub fn now_s(&self) -> f64 {
         ns_to_secs(self.now)
@@ -96,9 +105,11 @@ impl<'a> Simulation<'a> {
 
     /// Gives every random stream of this simulation a new seed derived from (`seed`,
     /// `split`, stream name), so that a clone continues on a future of its own; the same
-    /// (`seed`, `split`) gives the same future. Events already scheduled (the next
-    /// arrival, services under way) stay as drawn: they are part of the state that was
-    /// cloned.
+    /// (`seed`, `split`) gives the same future. Each class's pending arrival is drawn
+    /// again: arrivals are Poisson (thinned for a profile), so the time to the next one
+    /// does not depend on the time since the last, and clones of one state that shared it
+    /// would all take their first step alike. Events already scheduled otherwise
+    /// (services under way, timeouts) stay as drawn: they are part of the state.
     pub fn reseed(&mut self, seed: u64, split: u64) {
         let rng = |name: &str| stream_rng(seed, split, &format!("split.{name}"));
         for (c, cs) in self.cfg.classes.iter().zip(self.classes.iter_mut()) {
@@ -114,5 +125,10 @@ impl<'a> Simulation<'a> {
         self.keys.salt = rand::Rng::next_u64(&mut rng("keys"));
         self.route_rng = rng("routing");
         self.timetable.burst_rng = rng("bursts");
+        for c in 0..self.classes.len() {
+            // A new epoch makes the pending arrival stale.
+            self.classes[c].epoch = self.classes[c].epoch.wrapping_add(1);
+            self.schedule_arrival(c);
+        }
     }
 }

@@ -19,7 +19,7 @@ pub struct Collapse {
     pub at: u64,
     /// The healthy set: a count at most `base` (0: an empty system).
     pub base: u64,
-    /// The distance between two splitting levels.
+    /// The distance between two splitting levels (the first is `base + 1`).
     pub step: u64,
     /// Trajectories simulated from each level.
     pub effort: u64,
