@@ -81,16 +81,7 @@ pub struct Estimate {
 /// replaces the scenario's seed. Errors: no collapse level, the event budget
 /// (`collapse.max_events`) exhausted, or a level no trajectory got past.
 pub fn mean_time_to_collapse(sc: &Scenario, seed: u64, opts: &Options) -> Result<Estimate, Error> {
-    let Some(c) = opts.collapse.clone().or_else(|| sc.collapse.clone()) else {
-        return Err(Error::NoCollapseLevel {
-            scenario: sc.name.clone(),
-        });
-    };
-    let quiet = spontaneous(sc, seed);
-    let mut budget = Budget {
-        left: c.max_events,
-        max: c.max_events,
-    };
+    let (c, quiet, mut budget) = prepare(sc, seed, opts)?;
     // The first level is one above the healthy set, however long the step: the direct
     // phase waits for it without a way down, so it must come soon.
     let l1 = c.base + 1;
@@ -184,16 +175,7 @@ pub fn direct_time_to_collapse(
     runs: u64,
     opts: &Options,
 ) -> Result<(f64, [f64; 2]), Error> {
-    let Some(c) = opts.collapse.clone().or_else(|| sc.collapse.clone()) else {
-        return Err(Error::NoCollapseLevel {
-            scenario: sc.name.clone(),
-        });
-    };
-    let quiet = spontaneous(sc, seed);
-    let mut budget = Budget {
-        left: c.max_events,
-        max: c.max_events,
-    };
+    let (c, quiet, mut budget) = prepare(sc, seed, opts)?;
     let mut t = Tally::default();
     for r in 0..runs {
         let mut sim = fresh(&quiet, r);
@@ -202,6 +184,24 @@ pub fn direct_time_to_collapse(
     }
     let h = 1.96 * t.var_of_mean().sqrt();
     Ok((t.mean(), [t.mean() - h, t.mean() + h]))
+}
+
+/// The collapse settings in force, the scenario to simulate and the event budget.
+fn prepare(
+    sc: &Scenario,
+    seed: u64,
+    opts: &Options,
+) -> Result<(Collapse, Scenario, Budget), Error> {
+    let Some(c) = opts.collapse.clone().or_else(|| sc.collapse.clone()) else {
+        return Err(Error::NoCollapseLevel {
+            scenario: sc.name.clone(),
+        });
+    };
+    let budget = Budget {
+        left: c.max_events,
+        max: c.max_events,
+    };
+    Ok((c, spontaneous(sc, seed), budget))
 }
 
 /// `sc` without its triggers and interventions, with `seed`: the operating point left

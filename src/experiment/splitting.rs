@@ -11,7 +11,9 @@
 //! to and including the one that collapses is geometric with mean 1/p. N is a stopping
 //! time of the cycle sequence, so by Wald's identity
 //!
-//! E[T] = E[N] · E[A + X] = E[A + X] / p.
+//! ```text
+//! E[T] = E[N] · E[A + X] = E[A + X] / p
+//! ```
 //!
 //! (The same as E[cycle | fail] (1 - p)/p + E[cycle | success], without having to tell
 //! the two apart.) E[A + X] is estimated from cycles simulated directly; p is the product
@@ -73,7 +75,7 @@ pub struct LevelOutcome {
 /// The mean first-passage time and its 95% interval, seconds.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Passage {
-    /// The estimate of E[T].
+    /// The estimate of the mean first-passage time.
     pub mean_s: f64,
     /// Low and high ends of the 95% interval.
     pub ci95: [f64; 2],
