@@ -7,12 +7,14 @@
 //! exporters read it, and the orchestration here fills it.
 
 pub mod all;
+pub mod collapse_time;
 pub mod measure;
 pub mod observe;
 pub mod plan;
 pub mod run;
 pub mod search;
 pub mod shard;
+pub mod splitting;
 pub mod sweep;
 
 pub use observe::{Observer, Quiet, RunWritten, SweepOutcome, SweepWritten};
@@ -54,6 +56,17 @@ pub enum Error {
         /// The folder.
         dir: String,
     },
+    /// The scenario has no collapse level (`brink collapse-time`).
+    #[error(
+        "scenario `{scenario}` has no collapse level: add a [collapse] section (e.g. `in_flight = 500`, or `pool = \"db\"` with `queue = 200`), or give a pool a queue_limit"
+    )]
+    NoCollapseLevel {
+        /// The scenario's name.
+        scenario: String,
+    },
+    /// The collapse-time estimate could not be completed within its settings.
+    #[error("mean time to collapse: {0}")]
+    Collapse(String),
     /// An output file could not be written.
     #[error("cannot write {path}")]
     Io {
@@ -73,6 +86,7 @@ impl Error {
                 | Error::Merge { .. }
                 | Error::ScenarioFolder { .. }
                 | Error::NoScenarios { .. }
+                | Error::NoCollapseLevel { .. }
         )
     }
 

@@ -32,7 +32,7 @@ pub use timeseries_csv::timeseries_csv;
 pub use tipping_json::tipping_json;
 
 /// Pretty JSON with a final newline: the form of every JSON file brink writes.
-fn pretty_json<T: serde::Serialize>(value: &T) -> Vec<u8> {
+pub(crate) fn pretty_json<T: serde::Serialize>(value: &T) -> Vec<u8> {
     // The result structs have string keys and plain fields (a non-finite float becomes
     // null), so serde_json has nothing to refuse.
     let mut out = serde_json::to_vec_pretty(value).expect("result structs serialize to JSON");

@@ -25,7 +25,7 @@
 //!
 //! | layer | what it owns |
 //! |---|---|
-//! | [`experiment`] | a run and which files it writes; sweeps (tipping, phase), their plan, shards and merge; `brink all` |
+//! | [`experiment`] | a run and which files it writes; sweeps (tipping, phase), their plan, shards and merge; `brink all`; the mean time to collapse by splitting |
 //! | [`export`] | one exporter per file format (`summary.json`, `timeseries.csv`, `tipping.csv`/`.json`, `phase.csv`, shard files, `index.html`), each returning bytes |
 //! | [`report`] | what is derived to show results: sweep regions, tipping points and headroom, the pictures |
 //! | [`model`] | the components and the event loop: one run of one scenario |

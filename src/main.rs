@@ -2,7 +2,9 @@
 
 use brink::experiment::plan::{Kind, Plan};
 use brink::experiment::sweep::{Shard, Sweep, Variants};
-use brink::experiment::{Error, Observer, RunWritten, SweepOutcome, SweepWritten, all, run, shard};
+use brink::experiment::{
+    Error, Observer, RunWritten, SweepOutcome, SweepWritten, all, collapse_time, run, shard,
+};
 use brink::report::sweep::{SweepReport, headroom_table, phase_table};
 use brink::scenario::{Loader, Override, Scenario};
 use clap::{Parser, Subcommand};
@@ -65,6 +67,24 @@ enum Command {
         /// A scenario's output folder (DIR/<scenario>), or an output folder whose scenario
         /// folders hold shard files.
         dir: PathBuf,
+    },
+    /// Estimate the mean time to spontaneous collapse (no triggers) at the operating point
+    /// by multilevel splitting; write collapse-time.json.
+    CollapseTime {
+        /// The scenario file (TOML).
+        file: PathBuf,
+        /// Output folder; results go to DIR/<scenario>/.
+        #[arg(long, default_value = "output")]
+        out: PathBuf,
+        /// Seed of every random stream (overrides the file's `seed`).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
+        seed: Option<u64>,
+        /// Override a value by dotted path, e.g. --set collapse.effort=2000 (repeatable).
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        sets: Vec<String>,
+        /// Apply a named [variant.NAME] of the scenario.
+        #[arg(long)]
+        variant: Option<String>,
     },
     /// Run every scenario in the folder (its run and each variant's, its tipping sweep,
     /// its phase map) and write OUT/index.html. Incident replays (scenarios with a `case`)
@@ -173,6 +193,39 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             for (folder, kind, r) in shard::merge(&dir)? {
                 print_report(kind, &r, &folder);
             }
+        }
+        Command::CollapseTime {
+            file,
+            out,
+            seed,
+            sets,
+            variant,
+        } => {
+            let sc = load(&file, variant.as_deref(), &sets, seed)?;
+            let wall = Instant::now();
+            let est = collapse_time::mean_time_to_collapse(&sc, sc.seed, &Default::default())?;
+            let prov = collapse_time::Provenance {
+                version: env!("CARGO_PKG_VERSION"),
+                scenario: sc.name.clone(),
+                variant: sc.variant.clone(),
+                seed: sc.seed,
+                overrides: sets,
+            };
+            let path = collapse_time::write(&out, &sc, &prov, &est)?;
+            println!(
+                "mean time to collapse ({} >= {}): {} ({:.4e} s, 95% CI {:.3e} to {:.3e} s); p = {:.3e} per excursion, {} levels, {} events, {:.1} s",
+                est.level,
+                est.at,
+                est.mean_text,
+                est.mean_s,
+                est.ci95[0],
+                est.ci95[1],
+                est.p_collapse,
+                est.levels.len(),
+                est.events,
+                wall.elapsed().as_secs_f64()
+            );
+            eprintln!("-> {}", path.display());
         }
         Command::All { dir, out, full } => {
             let coverage = if full {

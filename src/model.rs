@@ -42,6 +42,7 @@ pub mod service;
 pub mod shedding;
 pub mod simulation;
 pub mod slab;
+pub mod stepping;
 pub mod token_bucket;
 pub mod triggers;
 pub mod workload;

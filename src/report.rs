@@ -5,6 +5,7 @@
 
 pub mod figure;
 pub mod files;
+pub mod human_time;
 pub mod sweep;
 pub mod sweep_plot;
 pub mod timeline;

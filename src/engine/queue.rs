@@ -47,6 +47,7 @@ impl<E> Entry<E> {
 }
 
 /// A priority queue of events of type `E`, popped in (time, sequence) order.
+#[derive(Clone)]
 pub struct EventQueue<E> {
     /// All pending events while few are pending; with the radix heap in use, the events
     /// earlier than its base (the staged earliest one and any scheduled before it).
@@ -201,6 +202,7 @@ impl<E: Copy> EventQueue<E> {
 
 /// A 4-ary min-heap of entries by key: the tree is half as deep as a binary heap's and a
 /// node's children share a cache line.
+#[derive(Clone)]
 struct Heap<E> {
     entries: Vec<Entry<E>>,
 }

@@ -64,6 +64,7 @@ impl Bucket {
 }
 
 /// Events ordered by key, for times never earlier than the base (the last time popped).
+#[derive(Clone)]
 pub(super) struct RadixHeap<E> {
     /// The time of the last pop, or the base set by [`RadixHeap::set_base`].
     base: SimTime,

@@ -38,6 +38,7 @@ pub struct CacheCounts {
 }
 
 /// A cache tier's live state.
+#[derive(Clone)]
 pub struct CacheState {
     pub slots: Vec<Slot>,
     pub spares: u32,

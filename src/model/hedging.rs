@@ -14,6 +14,7 @@ use crate::engine::time::SimTime;
 use crate::scenario::{Failure, HedgeCfg};
 
 /// A hedged step's latency percentile, re-estimated from the step's recent answers.
+#[derive(Clone)]
 pub struct HedgeTracker {
     recent: Histogram,
     /// The percentile (0 to 100) it tracks.

@@ -6,12 +6,30 @@ const SUB: u64 = 1 << SUB_BITS;
 const BUCKETS: usize = ((64 - SUB_BITS as usize) + 1) * SUB as usize;
 
 /// Counts of values in log-linear buckets.
-#[derive(Clone)]
 pub struct Histogram {
     counts: Vec<u64>,
     total: u64,
     lo: usize,
     hi: usize,
+}
+
+/// Copies only the touched range, and an empty histogram without its buckets (they come
+/// back at the first record): a split simulation clones every class's histograms at each
+/// level, thousands of copies alive at once.
+impl Clone for Histogram {
+    fn clone(&self) -> Self {
+        let mut counts = Vec::new();
+        if self.total > 0 {
+            counts = vec![0; BUCKETS];
+            counts[self.lo..=self.hi].copy_from_slice(&self.counts[self.lo..=self.hi]);
+        }
+        Self {
+            counts,
+            total: self.total,
+            lo: self.lo,
+            hi: self.hi,
+        }
+    }
 }
 
 impl Default for Histogram {
@@ -57,10 +75,31 @@ impl Histogram {
     #[inline]
     pub fn record(&mut self, v: u64) {
         let i = index(v);
-        self.counts[i] += 1;
+        // The check costs what indexing's bounds check did.
+        match self.counts.get_mut(i) {
+            Some(c) => *c += 1,
+            None => self.record_first(i),
+        }
         self.total += 1;
         self.lo = self.lo.min(i);
         self.hi = self.hi.max(i);
+    }
+
+    /// The first record into a histogram without its buckets.
+    #[cold]
+    fn record_first(&mut self, i: usize) {
+        self.counts = vec![0; BUCKETS];
+        self.counts[i] = 1;
+    }
+
+    /// Empties the histogram and gives back its buckets' memory.
+    pub fn release(&mut self) {
+        *self = Self {
+            counts: Vec::new(),
+            total: 0,
+            lo: BUCKETS,
+            hi: 0,
+        };
     }
 
     /// Number of values recorded.
@@ -100,6 +139,9 @@ impl Histogram {
     pub fn merge(&mut self, other: &Histogram) {
         if other.total == 0 {
             return;
+        }
+        if self.counts.is_empty() {
+            self.counts = vec![0; BUCKETS];
         }
         for i in other.lo..=other.hi {
             self.counts[i] += other.counts[i];
@@ -162,6 +204,14 @@ mod tests {
         assert_eq!(h.quantile(0.5), None);
         h.record(5);
         assert_eq!(h.quantile(0.99), Some(5.0));
+        // Released, cloned empty, merged into: the buckets come back when needed.
+        h.release();
+        let mut c = h.clone();
+        assert_eq!(c.quantile(0.5), None);
+        c.merge(&small);
+        assert_eq!(c.count(), 10);
+        h.record(7);
+        assert_eq!(h.clone().quantile(0.5), Some(7.0));
     }
 
     #[test]

@@ -28,7 +28,7 @@ pub struct Job {
 }
 
 /// One server: workers and a queue of job ids.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Server {
     pub busy: u32,
     pub queue: VecDeque<u32>,
@@ -74,6 +74,7 @@ pub struct PoolStats {
 }
 
 /// A pool's live state.
+#[derive(Clone)]
 pub struct PoolState {
     pub servers: Vec<Server>,
     pub per_shard: u32,

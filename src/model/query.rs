@@ -15,6 +15,7 @@ use rand_distr::{Distribution, Geometric, Poisson};
 
 /// Keys of requests in flight, and the scratch buffer that groups a query's keys by
 /// server. Reused, never shrunk: the hot path allocates nothing.
+#[derive(Clone)]
 pub(super) struct KeyScratch {
     /// Keys of each request's current step, by request slot.
     by_req: Vec<Vec<u32>>,
@@ -22,7 +23,7 @@ pub(super) struct KeyScratch {
     parts: Vec<(u32, u32)>,
     /// Requests offered so far and a per-run salt: together they seed each request's keys.
     serial: u32,
-    salt: u64,
+    pub(super) salt: u64,
 }
 
 impl KeyScratch {

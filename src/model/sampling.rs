@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The time series being written.
+#[derive(Clone)]
 pub(super) struct Sampler {
     /// The schema: one value per column in every row.
     columns: Vec<Column>,
@@ -26,6 +27,11 @@ pub(super) struct Sampler {
 }
 
 impl Sampler {
+    /// Drops the rows written so far (for a stepped run, [`super::stepping`]).
+    pub(super) fn forget_rows(&mut self) {
+        self.rows.clear();
+    }
+
     pub(super) fn new(cfg: &Config) -> Self {
         Self {
             columns: columns::columns(cfg),

@@ -40,7 +40,9 @@ pub enum SimError {
     Accounting { class: String, detail: String },
 }
 
-/// One run of a scenario.
+/// One run of a scenario. Cloneable so that a rare-event estimator can split a run at a
+/// level and continue each copy on its own random streams ([`Simulation::reseed`]).
+#[derive(Clone)]
 pub struct Simulation<'a> {
     pub(super) sc: &'a Scenario,
     /// The parameters in force (swapped by interventions).
@@ -173,22 +175,7 @@ impl<'a> Simulation<'a> {
         mut stop: S,
     ) -> Result<RunResult, SimError> {
         let wall = std::time::Instant::now();
-        for c in 0..self.classes.len() {
-            self.schedule_arrival(c);
-        }
-        for (i, a) in self.timetable.entries.iter().enumerate() {
-            self.queue.schedule(a.0, Event::Scheduled { idx: i as u32 });
-        }
-        for (p, pc) in self.cfg.pools.iter().enumerate() {
-            if let Some(c) = pc.client {
-                self.queue
-                    .schedule(c.refresh_ns, Event::ViewRefresh { pool: p as u16 });
-            }
-        }
-        // One window end pending at a time keeps the queue small.
-        self.queue
-            .schedule(self.sc.window.min(self.end), Event::WindowEnd);
-
+        self.schedule_start();
         while let Some((t, ev)) = self.queue.pop() {
             if t > self.end {
                 break;
@@ -214,7 +201,27 @@ impl<'a> Simulation<'a> {
         Ok(result)
     }
 
-    fn check_limits(&self) -> Result<(), SimError> {
+    /// Schedules what a run starts with: each class's first arrival, the timetable, the
+    /// view refreshes and the first window end.
+    pub(super) fn schedule_start(&mut self) {
+        for c in 0..self.classes.len() {
+            self.schedule_arrival(c);
+        }
+        for (i, a) in self.timetable.entries.iter().enumerate() {
+            self.queue.schedule(a.0, Event::Scheduled { idx: i as u32 });
+        }
+        for (p, pc) in self.cfg.pools.iter().enumerate() {
+            if let Some(c) = pc.client {
+                self.queue
+                    .schedule(c.refresh_ns, Event::ViewRefresh { pool: p as u16 });
+            }
+        }
+        // One window end pending at a time keeps the queue small.
+        self.queue
+            .schedule(self.sc.window.min(self.end), Event::WindowEnd);
+    }
+
+    pub(super) fn check_limits(&self) -> Result<(), SimError> {
         let what = if self.events > MAX_EVENTS {
             format!("more than {MAX_EVENTS} events")
         } else if self.queue.len() > MAX_PENDING {
@@ -235,7 +242,7 @@ impl<'a> Simulation<'a> {
     /// only: it reads, changes nothing, and the next event may still be preceded by one
     /// this event schedules.
     #[inline(always)]
-    fn fetch_ahead(&mut self) {
+    pub(super) fn fetch_ahead(&mut self) {
         match self.queue.peek() {
             Some(&Event::JobDone { job, req }) => {
                 prefetch(&self.jobs[job]);
@@ -254,7 +261,7 @@ impl<'a> Simulation<'a> {
     /// Hands one event to its owner. Events of a request carry the token of the attempt
     /// or query attempt that scheduled them; a stale one is dropped here.
     #[inline(always)]
-    fn dispatch(&mut self, ev: Event) {
+    pub(super) fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::Arrival { class, epoch } => {
                 let c = class as usize;

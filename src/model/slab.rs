@@ -2,6 +2,7 @@
 //! nothing once the run has reached its largest population. Requests and jobs live in one.
 
 /// Records of type `T` addressed by `u32` slot; freed slots are reused last-in first-out.
+#[derive(Clone)]
 pub struct Slab<T> {
     slots: Vec<T>,
     free: Vec<u32>,

@@ -23,13 +23,14 @@ pub(super) enum Action {
 }
 
 /// The run's timetable and the live state of its triggers.
+#[derive(Clone)]
 pub(super) struct Timetable {
     /// (time, action), in time order; ties keep file order (triggers, then interventions).
     pub entries: Vec<(SimTime, Action)>,
     /// Running triggers.
     active: Vec<bool>,
     bursts: Vec<BurstState>,
-    burst_rng: Rng,
+    pub(super) burst_rng: Rng,
 }
 
 /// The start times of a trigger's occurrences within a run of length `duration`.

@@ -30,6 +30,7 @@ pub struct ClassCounters {
 }
 
 /// A class's live state: its arrival process, admission, retry budgets and statistics.
+#[derive(Clone)]
 pub struct ClassState {
     pub rng: Rng,
     pub retry_rng: Rng,

@@ -66,6 +66,7 @@ pub struct RawScenario {
     pub variant: IndexMap<String, RawVariant>,
     pub tipping: Option<RawTipping>,
     pub phase: Option<RawPhase>,
+    pub collapse: Option<RawCollapse>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -505,4 +506,18 @@ pub struct RawPhase {
     pub points: Option<i64>,
     pub label: Option<String>,
     pub unit: Option<String>,
+}
+
+/// `[collapse]` as written: the level whose crossing is collapse, and the estimator's effort.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCollapse {
+    pub in_flight: Option<i64>,
+    pub pool: Option<String>,
+    pub queue: Option<i64>,
+    pub base: Option<i64>,
+    pub step: Option<i64>,
+    pub effort: Option<i64>,
+    pub cycles: Option<i64>,
+    pub max_events: Option<i64>,
 }

@@ -2,12 +2,14 @@
 //! to nanoseconds, and every value is in range. The `[tipping]` and `[phase]` sections'
 //! validated types are in [`sweep`].
 
+pub mod collapse;
 pub mod sweep;
 
 pub use super::raw::{
     Backoff, Completion, Discipline, Failure, Fanout, Jitter, Law, MissPolicy, ReadPref,
 };
 use crate::engine::time::SimTime;
+pub use collapse::{Collapse, CollapseLevel};
 use std::sync::Arc;
 pub use sweep::{Axis, AxisUnit, Health, Phase, Tipping};
 
@@ -42,6 +44,9 @@ pub struct Scenario {
     pub tipping: Option<Tipping>,
     /// The `[phase]` map's second axis, if the file has one.
     pub phase: Option<Phase>,
+    /// What counts as collapse for `brink collapse-time`: `[collapse]`, or derived from
+    /// the first pool with a queue limit; none if neither.
+    pub collapse: Option<Collapse>,
 }
 
 /// The parameters that interventions may change while a run goes on. The structure (which

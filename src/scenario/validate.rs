@@ -9,6 +9,7 @@
 mod call;
 mod check;
 mod class;
+mod collapse;
 mod pool;
 mod structure;
 mod sweep;
@@ -21,6 +22,7 @@ use check::{V, bad, nonzero_dur};
 
 pub use call::MAX_CALL_DEPTH;
 pub use check::{Problem, did_you_mean, listing, nearest};
+pub use collapse::collapse;
 pub use structure::same_structure;
 pub use sweep::tipping;
 

@@ -2,6 +2,7 @@
 
 mod ably;
 mod bad_input;
+mod collapse_time;
 mod common;
 mod determinism;
 mod grab;

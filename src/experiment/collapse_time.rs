@@ -1,0 +1,302 @@
+//! The mean time to spontaneous collapse at a scenario's operating point, estimated by
+//! multilevel splitting (`brink collapse-time`), and its file `collapse-time.json`.
+//!
+//! "Spontaneous": the scenario runs without its triggers and `[[at]]` interventions, at the
+//! parameters in force at time zero, from an empty system, until the `[collapse]` level is
+//! reached. That can take far longer than any run can show, so the estimator clones the
+//! simulation each time a trajectory enters the next level and continues the copies on
+//! their own random streams; [`super::splitting`] turns what they do into the mean time.
+
+use super::splitting::{LevelOutcome, Tally, mean_first_passage};
+use super::{Error, create_dir, write_file};
+use crate::engine::time::SimTime;
+use crate::model::Simulation;
+use crate::model::stepping::{Crossing, Level};
+use crate::scenario::{Collapse, CollapseLevel, Scenario};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// How far a stepped run may go in simulated time: far beyond any estimate's trajectory,
+/// short of the clock's end (about 146 years of the 584 a `SimTime` holds).
+const HORIZON: SimTime = SimTime::MAX / 4;
+
+/// Settings of one estimate besides the scenario's.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Replaces the scenario's `[collapse]` settings, if set.
+    pub collapse: Option<Collapse>,
+}
+
+/// One splitting level's result.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct LevelResult {
+    /// The level the trajectories started from.
+    pub from: u64,
+    /// The level they had to reach before the healthy set.
+    pub to: u64,
+    /// Trajectories run.
+    pub tried: u64,
+    /// Trajectories that reached `to`.
+    pub reached: u64,
+    /// The estimated conditional probability `reached / tried`.
+    pub p: f64,
+}
+
+/// The mean time to collapse and how it was obtained.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Estimate {
+    /// The mean time from an empty system to collapse, seconds.
+    pub mean_s: f64,
+    /// Its 95% confidence interval, seconds (approximate; see [`super::splitting`]).
+    pub ci95: [f64; 2],
+    /// The mean in words ("3.2 days").
+    pub mean_text: String,
+    /// `"splitting"` (multilevel splitting with the regenerative formula).
+    pub method: &'static str,
+    /// What is counted: `"in_flight"` or `"queue of pool NAME"`.
+    pub level: String,
+    /// The collapse level.
+    pub at: u64,
+    /// The healthy set: level at most this.
+    pub base: u64,
+    /// Whether the level was derived from a pool's queue limit (no `[collapse]` section).
+    pub derived: bool,
+    /// The estimated probability that an excursion from the healthy set collapses.
+    pub p_collapse: f64,
+    /// The mean time of one cycle (healthy set to the first level, then back to healthy or
+    /// on to collapse), seconds.
+    pub cycle_s: f64,
+    /// The excursions simulated directly.
+    pub cycles: u64,
+    /// Trajectories per level.
+    pub effort: u64,
+    /// Each level's crossing probability.
+    pub levels: Vec<LevelResult>,
+    /// Events simulated in all.
+    pub events: u64,
+}
+
+/// Estimates the mean time to spontaneous collapse of `sc` from an empty system; `seed`
+/// replaces the scenario's seed. Errors: no collapse level, the event budget
+/// (`collapse.max_events`) exhausted, or a level no trajectory got past.
+pub fn mean_time_to_collapse(sc: &Scenario, seed: u64, opts: &Options) -> Result<Estimate, Error> {
+    let (c, quiet, mut budget) = prepare(sc, seed, opts)?;
+    // The first level is one above the healthy set, however long the step: the direct
+    // phase waits for it without a way down, so it must come soon.
+    let l1 = c.base + 1;
+
+    // The direct phase: `cycles` cycles, each from the healthy set to the first level
+    // (where the state is kept as an entrance) and on until the level is healthy again or
+    // has collapsed; after a collapse a fresh run (an empty system) takes over.
+    let mut cycle = Tally::default();
+    let mut entrances: Vec<Simulation> = Vec::new();
+    let mut restarts = 0u64;
+    let mut main = fresh(&quiet, restarts);
+    while (entrances.len() as u64) < c.cycles {
+        let t0 = main.now_s();
+        budget.step(&mut main, c.level, l1, None)?;
+        let mut entrance = main.clone();
+        entrance.forget_latencies();
+        entrances.push(entrance);
+        let collapsed =
+            l1 == c.at || budget.step(&mut main, c.level, c.at, Some(c.base))? == Crossing::Up;
+        cycle.add(main.now_s() - t0);
+        if collapsed {
+            restarts += 1;
+            main = fresh(&quiet, restarts);
+        }
+    }
+    drop(main);
+
+    // The splitting phase: `effort` trajectories from the entrances into each level.
+    let mut levels = Vec::new();
+    let mut outcomes = Vec::new();
+    let mut from = l1;
+    let mut split = 0u64;
+    while from < c.at {
+        let to = (from + c.step).min(c.at);
+        let mut next = Vec::new();
+        for j in 0..c.effort {
+            let mut sim = entrances[(j % entrances.len() as u64) as usize].clone();
+            split += 1;
+            sim.reseed(seed, split);
+            if budget.step(&mut sim, c.level, to, Some(c.base))? == Crossing::Up {
+                sim.forget_latencies();
+                next.push(sim);
+            }
+        }
+        let reached = next.len() as u64;
+        levels.push(LevelResult {
+            from,
+            to,
+            tried: c.effort,
+            reached,
+            p: reached as f64 / c.effort as f64,
+        });
+        if reached == 0 {
+            return Err(Error::Collapse(format!(
+                "no trajectory of {} from level {from} reached level {to} before the healthy set: collapse is too rare for this effort. Raise collapse.effort (now {}) or lower collapse.step (now {})",
+                c.effort, c.effort, c.step
+            )));
+        }
+        outcomes.push(LevelOutcome {
+            tried: c.effort,
+            reached,
+        });
+        entrances = next;
+        from = to;
+    }
+    let pass = mean_first_passage(&cycle, &outcomes);
+    Ok(Estimate {
+        mean_s: pass.mean_s,
+        ci95: pass.ci95,
+        mean_text: crate::report::human_time::human_duration(pass.mean_s),
+        method: "splitting",
+        level: level_name(sc, c.level),
+        at: c.at,
+        base: c.base,
+        derived: c.derived,
+        p_collapse: pass.p,
+        cycle_s: cycle.mean(),
+        cycles: c.cycles,
+        effort: c.effort,
+        levels,
+        events: budget.max - budget.left,
+    })
+}
+
+/// The mean of `runs` direct first passages from an empty system to the collapse level,
+/// with its 95% interval (normal approximation): the check on splitting where collapse is
+/// common enough to wait for. Errors like [`mean_time_to_collapse`].
+pub fn direct_time_to_collapse(
+    sc: &Scenario,
+    seed: u64,
+    runs: u64,
+    opts: &Options,
+) -> Result<(f64, [f64; 2]), Error> {
+    let (c, quiet, mut budget) = prepare(sc, seed, opts)?;
+    let mut t = Tally::default();
+    for r in 0..runs {
+        let mut sim = fresh(&quiet, r);
+        budget.step(&mut sim, c.level, c.at, None)?;
+        t.add(sim.now_s());
+    }
+    let h = 1.96 * t.var_of_mean().sqrt();
+    Ok((t.mean(), [t.mean() - h, t.mean() + h]))
+}
+
+/// The collapse settings in force, the scenario to simulate and the event budget.
+fn prepare(
+    sc: &Scenario,
+    seed: u64,
+    opts: &Options,
+) -> Result<(Collapse, Scenario, Budget), Error> {
+    let Some(c) = opts.collapse.clone().or_else(|| sc.collapse.clone()) else {
+        return Err(Error::NoCollapseLevel {
+            scenario: sc.name.clone(),
+        });
+    };
+    let budget = Budget {
+        left: c.max_events,
+        max: c.max_events,
+    };
+    Ok((c, spontaneous(sc, seed), budget))
+}
+
+/// `sc` without its triggers and interventions, with `seed`: the operating point left
+/// alone.
+fn spontaneous(sc: &Scenario, seed: u64) -> Scenario {
+    let mut quiet = sc.clone();
+    quiet.seed = seed;
+    quiet.interventions.clear();
+    for t in &mut Arc::make_mut(&mut quiet.config).triggers {
+        t.enabled = false;
+    }
+    quiet
+}
+
+/// A new stepped run of `sc` from an empty system, with run index `run`.
+fn fresh(sc: &Scenario, run: u64) -> Simulation<'_> {
+    let mut sim = Simulation::new(sc, run);
+    sim.start(HORIZON);
+    sim
+}
+
+/// What the level counts, in words.
+fn level_name(sc: &Scenario, level: CollapseLevel) -> String {
+    match level {
+        CollapseLevel::InFlight => "in_flight".into(),
+        CollapseLevel::Queue(p) => format!("queue of pool {}", sc.config.pools[p].name),
+    }
+}
+
+/// The events an estimate may still simulate.
+struct Budget {
+    left: u64,
+    max: u64,
+}
+
+impl Budget {
+    /// Advances `sim` to `up` or `base` within the budget; running out is an error that
+    /// names the budget.
+    fn step(
+        &mut self,
+        sim: &mut Simulation,
+        level: Level,
+        up: u64,
+        base: Option<u64>,
+    ) -> Result<Crossing, Error> {
+        let before = sim.events();
+        let crossing = sim.advance_until(level, up, base, self.left)?;
+        self.left -= (sim.events() - before).min(self.left);
+        if crossing == Crossing::Budget {
+            return Err(Error::Collapse(format!(
+                "the estimate used its budget of {} events (collapse.max_events) at simulated time {:.0} s; raise it with --set collapse.max_events=N, or lower collapse.effort or collapse.cycles",
+                self.max,
+                sim.now_s()
+            )));
+        }
+        Ok(crossing)
+    }
+}
+
+/// What produced a `collapse-time.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Provenance {
+    /// brink's version.
+    pub version: &'static str,
+    pub scenario: String,
+    pub variant: Option<String>,
+    pub seed: u64,
+    /// The `--set` overrides, as typed.
+    pub overrides: Vec<String>,
+}
+
+/// The folder `collapse-time.json` goes to: `out/<scenario>/`.
+pub fn output_dir(out: &Path, sc: &Scenario) -> PathBuf {
+    super::run::output_dir(out, sc)
+}
+
+/// Writes `collapse-time.json` (the estimate with what produced it) and returns its path.
+pub fn write(
+    out: &Path,
+    sc: &Scenario,
+    prov: &Provenance,
+    est: &Estimate,
+) -> Result<PathBuf, Error> {
+    #[derive(Serialize)]
+    struct File<'a> {
+        produced_by: &'a Provenance,
+        estimate: &'a Estimate,
+    }
+    let dir = output_dir(out, sc);
+    create_dir(&dir)?;
+    let path = dir.join("collapse-time.json");
+    let bytes = crate::export::pretty_json(&File {
+        produced_by: prov,
+        estimate: est,
+    });
+    write_file(&path, &bytes)?;
+    Ok(path)
+}
