@@ -102,22 +102,8 @@ impl Sweep {
             };
             axes.push(phase.axis.clone());
         }
-        // A whole number in the file may be an integer key or a float key written without a
-        // fraction: the loader's type check tells which.
         for axis in &mut axes {
-            if axis.unit == AxisUnit::Integer {
-                let mut probe = sets.clone();
-                probe.push(Override::new(
-                    &axis.path,
-                    toml::Value::Float(axis.operating_point),
-                    "(type probe)",
-                ));
-                if loader.load(None, &probe).is_ok() {
-                    axis.unit = AxisUnit::Number;
-                } else {
-                    axis.whole_numbers();
-                }
-            }
+            settle_whole_numbers(&loader, &sets, axis);
         }
         let mut chosen: Vec<Option<String>> = Vec::new();
         let defined = loader.variant_names();
@@ -348,10 +334,43 @@ impl Sweep {
     }
 }
 
+/// Settles what a whole number in the file is: an integer key (the axis then takes whole
+/// numbers only) or a float key written without a fraction (`rate = 70`). The loader's type
+/// check tells which, asked with a float value.
+pub fn settle_whole_numbers(loader: &Loader, sets: &[Override], axis: &mut Axis) {
+    if axis.unit == AxisUnit::Integer {
+        let mut probe = sets.to_vec();
+        probe.push(Override::new(
+            &axis.path,
+            toml::Value::Float(axis.operating_point),
+            "(type probe)",
+        ));
+        if loader.load(None, &probe).is_ok() {
+            axis.unit = AxisUnit::Number;
+        } else {
+            axis.whole_numbers();
+        }
+    }
+}
+
 /// The measure of one run over its window (whole rows starting at or after the window's
 /// start, weighted by their length); `None` when the window has no value (e.g. no latency
 /// because nothing succeeded). An error names a column the run did not produce.
 pub fn measure(r: &RunResult, t: &Tipping, end: SimTime) -> Result<Option<f64>, String> {
+    measure_window(r, &t.measure, t.window_start_ns, end)
+}
+
+/// The measure of one run over the window `[start, end)`: the whole time-series rows that
+/// start at or after `start` and end by `end`, weighted by their length. The run's last row
+/// has no successor: it counts as ending at `end`, so a window that reaches the end of the
+/// run passes the run's end. A sweep measures from after the trigger to the end of its run; a
+/// hysteresis ramp measures each step's settled part.
+pub fn measure_window(
+    r: &RunResult,
+    m: &Measure,
+    start: SimTime,
+    end: SimTime,
+) -> Result<Option<f64>, String> {
     let col = |name: &str| {
         r.series.column(name).ok_or_else(|| {
             format!(
@@ -367,7 +386,7 @@ pub fn measure(r: &RunResult, t: &Tipping, end: SimTime) -> Result<Option<f64>, 
     let weights: Vec<f64> = (0..times.len())
         .map(|k| {
             let next = times.get(k + 1).copied().unwrap_or(end);
-            if times[k] >= t.window_start_ns {
+            if times[k] >= start && times[k] < end && next <= end {
                 next.saturating_sub(times[k]) as f64
             } else {
                 0.0
@@ -380,7 +399,7 @@ pub fn measure(r: &RunResult, t: &Tipping, end: SimTime) -> Result<Option<f64>, 
             .filter(|(x, w)| x.is_finite() && **w > 0.0)
             .fold((0.0, 0.0), |(s, n), (x, w)| (s + x * w, n + w))
     };
-    Ok(match &t.measure {
+    Ok(match m {
         Measure::GoodputRatio { class } => {
             // The class's columns, named by the time-series schema.
             let of = |m: scenario::Measure| col(&format!("{class}.{}", m.suffix()));

@@ -116,6 +116,8 @@ impl Loader {
         let (raw, meta, config) = self.build(&table, &origins)?;
         let (tipping, phase) = validate::tipping(&raw, &table, &config, meta.duration)
             .map_err(|(path, msg)| self.invalid(&path, &msg, &origins))?;
+        let hysteresis = validate::hysteresis(&raw, tipping.as_ref())
+            .map_err(|(path, msg)| self.invalid(&path, &msg, &origins))?;
         let config = Arc::new(config);
         let mut interventions = Vec::new();
         let mut order: Vec<usize> = (0..raw.at.len()).collect();
@@ -178,6 +180,7 @@ impl Loader {
                 .collect(),
             tipping,
             phase,
+            hysteresis,
         })
     }
 

@@ -66,6 +66,7 @@ pub struct RawScenario {
     pub variant: IndexMap<String, RawVariant>,
     pub tipping: Option<RawTipping>,
     pub phase: Option<RawPhase>,
+    pub hysteresis: Option<RawHysteresis>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -500,4 +501,17 @@ pub struct RawPhase {
     pub points: Option<i64>,
     pub label: Option<String>,
     pub unit: Option<String>,
+}
+
+/// `[hysteresis]` as written: how `brink hysteresis` ramps the `[tipping]` parameter up and
+/// back down in one run.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHysteresis {
+    /// Values per direction.
+    pub steps: Option<i64>,
+    /// Simulated time held at each value.
+    pub dwell: Option<Dur>,
+    /// The first part of each dwell, left out of the measure.
+    pub settle: Option<Dur>,
 }

@@ -1,7 +1,8 @@
 //! The validated scenario: what the model trusts. Names are resolved to indices, durations
 //! to nanoseconds, and every value is in range. The `[tipping]` and `[phase]` sections'
-//! validated types are in [`sweep`].
+//! validated types are in [`sweep`], the `[hysteresis]` section's in [`hysteresis`].
 
+pub mod hysteresis;
 pub mod sweep;
 
 pub use super::raw::{
@@ -9,6 +10,7 @@ pub use super::raw::{
 };
 use crate::engine::time::SimTime;
 use std::sync::Arc;
+pub use hysteresis::Hysteresis;
 pub use sweep::{Axis, AxisUnit, Health, Phase, Tipping};
 
 /// A scenario ready to run.
@@ -42,6 +44,9 @@ pub struct Scenario {
     pub tipping: Option<Tipping>,
     /// The `[phase]` map's second axis, if the file has one.
     pub phase: Option<Phase>,
+    /// The `[hysteresis]` ramp, if the file (or an override) has the section; `brink
+    /// hysteresis` supplies an empty one for the defaults.
+    pub hysteresis: Option<Hysteresis>,
 }
 
 /// The parameters that interventions may change while a run goes on. The structure (which
