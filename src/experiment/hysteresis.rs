@@ -47,7 +47,11 @@ impl Ramp {
     /// Builds and validates the ramp of the scenario (with a variant and overrides): the
     /// `[tipping]` section, `[hysteresis]` (its defaults when the file has none), a
     /// parameter an intervention can change, and every step's value. Nothing runs yet.
-    pub fn prepare(loader: Loader, variant: Option<&str>, sets: Vec<Override>) -> Result<Self, Error> {
+    pub fn prepare(
+        loader: Loader,
+        variant: Option<&str>,
+        sets: Vec<Override>,
+    ) -> Result<Self, Error> {
         let base = loader.load(variant, &sets)?;
         let Some(tipping) = base.tipping.clone() else {
             return Err(loader
@@ -190,7 +194,11 @@ impl Ramp {
 
     /// Runs the ramp and writes its files into `OUT/<scenario>/` (or
     /// `OUT/<scenario>/variants/<V>/`).
-    pub fn run_and_write(&self, out: &Path, obs: &dyn Observer) -> Result<HysteresisWritten, Error> {
+    pub fn run_and_write(
+        &self,
+        out: &Path,
+        obs: &dyn Observer,
+    ) -> Result<HysteresisWritten, Error> {
         let start = Instant::now();
         let report = self.run(obs)?;
         let dir = run::output_dir(out, &self.scenario);
@@ -206,12 +214,7 @@ impl Ramp {
 /// The overrides of the ramp's run: the user's, then the run length, the first value, every
 /// trigger off, and one `[[at]]` per later step (replacing the scenario's own
 /// interventions, a postmortem's timeline, as sweeps do).
-fn ramp_sets(
-    sets: &[Override],
-    tipping: &Tipping,
-    h: &Hysteresis,
-    axis: &Axis,
-) -> Vec<Override> {
+fn ramp_sets(sets: &[Override], tipping: &Tipping, h: &Hysteresis, axis: &Axis) -> Vec<Override> {
     let mut s = sets.to_vec();
     let n = axis.values.len();
     let run_ns = 2 * n as SimTime * h.dwell_ns;
@@ -260,10 +263,7 @@ fn ramp_sets(
 /// `hysteresis.png/.svg`.
 pub fn write_outputs(dir: &Path, report: &HysteresisReport) -> Result<(), Error> {
     create_dir(dir)?;
-    write_file(
-        &dir.join("hysteresis.csv"),
-        &export::hysteresis_csv(report),
-    )?;
+    write_file(&dir.join("hysteresis.csv"), &export::hysteresis_csv(report))?;
     write_file(
         &dir.join("hysteresis.json"),
         &export::hysteresis_json(report),

@@ -191,7 +191,12 @@ mod tests {
     fn ramp(up: [f64; 5], down: [f64; 5]) -> Vec<LoopPoint> {
         let xs = [10.0, 20.0, 30.0, 40.0, 50.0];
         let u: Vec<_> = xs.iter().zip(up).map(|(x, m)| (*x, Some(m))).collect();
-        let d: Vec<_> = xs.iter().rev().zip(down).map(|(x, m)| (*x, Some(m))).collect();
+        let d: Vec<_> = xs
+            .iter()
+            .rev()
+            .zip(down)
+            .map(|(x, m)| (*x, Some(m)))
+            .collect();
         points(&u, &d, H)
     }
 
@@ -202,7 +207,10 @@ mod tests {
         assert_eq!(recovery_point(&p), Some(20.0));
         assert_eq!(bistable(Some(40.0), Some(20.0)), Some([20.0, 40.0]));
         // Steps count within their direction; the down-ramp starts at the top.
-        assert_eq!((p[5].step, p[5].value, p[5].direction), (0, 50.0, Direction::Down));
+        assert_eq!(
+            (p[5].step, p[5].value, p[5].direction),
+            (0, 50.0, Direction::Down)
+        );
     }
 
     #[test]

@@ -81,7 +81,11 @@ fn draw_loop<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &HysteresisRe
     });
     let pad = ((yhi - ylo) * 0.15).max(1e-9);
     let (y0, y1) = (ylo.min(0.0), yhi + pad);
-    let unit = r.unit.as_ref().map(|u| format!(" ({u})")).unwrap_or_default();
+    let unit = r
+        .unit
+        .as_ref()
+        .map(|u| format!(" ({u})"))
+        .unwrap_or_default();
     let mut chart = ChartBuilder::on(area)
         .margin(16)
         .x_label_area_size(45)
@@ -101,13 +105,12 @@ fn draw_loop<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &HysteresisRe
             .draw_series(std::iter::once(Text::new(
                 "bistable".to_string(),
                 ((a + b) / 2.0, y1 - (y1 - y0) * 0.03),
-                ("sans-serif", 16)
-                    .into_font()
-                    .color(&color)
-                    .pos(plotters::style::text_anchor::Pos::new(
+                ("sans-serif", 16).into_font().color(&color).pos(
+                    plotters::style::text_anchor::Pos::new(
                         plotters::style::text_anchor::HPos::Center,
                         plotters::style::text_anchor::VPos::Top,
-                    )),
+                    ),
+                ),
             )))
             .map_err(err)?;
     }

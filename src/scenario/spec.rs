@@ -9,8 +9,8 @@ pub use super::raw::{
     Backoff, Completion, Discipline, Failure, Fanout, Jitter, Law, MissPolicy, ReadPref,
 };
 use crate::engine::time::SimTime;
-use std::sync::Arc;
 pub use hysteresis::Hysteresis;
+use std::sync::Arc;
 pub use sweep::{Axis, AxisUnit, Health, Phase, Tipping};
 
 /// A scenario ready to run.

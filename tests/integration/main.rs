@@ -5,6 +5,7 @@ mod bad_input;
 mod common;
 mod determinism;
 mod grab;
+mod hysteresis;
 mod load_shedding;
 mod queueing;
 mod retries;
