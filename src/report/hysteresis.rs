@@ -34,7 +34,13 @@ pub struct LoopPoint {
     pub value: f64,
     /// `None` when the measure had no value (e.g. no latency because nothing succeeded).
     pub measure: Option<f64>,
+    /// Written as `state`: `healthy` or `failed`, as in `hysteresis.csv`.
+    #[serde(rename = "state", serialize_with = "state_name")]
     pub healthy: bool,
+}
+
+fn state_name<S: serde::Serializer>(healthy: &bool, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(if *healthy { "healthy" } else { "failed" })
 }
 
 impl LoopPoint {

@@ -7,17 +7,13 @@
 use super::figure::{self, Figure};
 use super::hysteresis::{Direction, HysteresisReport};
 use super::sweep::{Region, short};
-use super::sweep_plot::region_color;
+use super::sweep_plot::{err, region_color};
 use super::timeline::PALETTE;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
 
 type Res = Result<(), String>;
-
-fn err<E: std::fmt::Display>(e: E) -> String {
-    e.to_string()
-}
 
 struct LoopFigure<'a>(&'a HysteresisReport);
 
