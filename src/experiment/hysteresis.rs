@@ -109,7 +109,29 @@ impl Ramp {
                 )
                 .into());
         }
-        let run_sets = ramp_sets(&sets, &tipping, &h, &axis);
+        if lo.config == hi.config {
+            // `duration`, `seed`, `metrics.*`: set once for the whole run, not by interventions.
+            return Err(loader
+                .problem(
+                    "tipping.vary",
+                    &format!(
+                        "`{}` cannot be ramped: interventions change the model's parameters and it is not one; hysteresis needs a parameter an intervention can change (a rate, a pool's workers, a timeout)",
+                        axis.path
+                    ),
+                    &sets,
+                )
+                .into());
+        }
+        // The [tipping] section keeps the run length it was validated with (its trigger and
+        // window play no part in the ramp, which only borrows its parameter and measure).
+        let tipping_run = tipping.duration_ns.unwrap_or(base.duration);
+        let mut run_sets = sets.clone();
+        run_sets.push(Override::new(
+            "tipping.duration",
+            Value::String(format!("{tipping_run}ns")),
+            "[hysteresis] (the [tipping] section keeps its own run length)",
+        ));
+        let run_sets = ramp_sets(&run_sets, &tipping, &h, &axis);
         let scenario = loader.load(variant, &run_sets)?;
         Ok(Self {
             loader,
