@@ -1,6 +1,6 @@
 //! Experiments: a single run with its files, sweeps over many runs (tipping curves, phase
-//! maps) with their shards, and `brink all` over a folder of scenarios. This layer decides
-//! what runs and which files are written; the bytes come from [`crate::export`] and the
+//! maps) with their shards, the hysteresis loop of a slow ramp, and `brink all` over a
+//! folder of scenarios. This layer decides what runs and which files are written; the bytes come from [`crate::export`] and the
 //! pictures from [`crate::report`].
 //!
 //! [`plan`] is a sweep's data (what it covers, each run's measure): the reports and
@@ -8,6 +8,7 @@
 
 pub mod all;
 pub mod collapse_time;
+pub mod hysteresis;
 pub mod measure;
 pub mod observe;
 pub mod plan;

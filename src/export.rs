@@ -8,12 +8,16 @@
 //! | `timeseries.csv` | [`timeseries_csv()`] | [`TimeSeries`](crate::model::TimeSeries) |
 //! | `tipping.csv`, `phase.csv` | [`sweep_csv()`] | [`Plan`](crate::experiment::plan::Plan), [`RunPoint`](crate::experiment::plan::RunPoint)s |
 //! | `tipping.json` | [`tipping_json()`] | [`SweepReport`](crate::report::sweep::SweepReport) |
+//! | `hysteresis.csv` | [`hysteresis_csv()`] | [`HysteresisReport`](crate::report::hysteresis::HysteresisReport) |
+//! | `hysteresis.json` | [`hysteresis_json()`] | [`HysteresisReport`](crate::report::hysteresis::HysteresisReport) |
 //! | `<kind>.shard-K-of-N.json` | [`shard_json()`] | [`ShardFile`] |
 //! | `index.html` | [`index_html()`] | [`Section`]s |
 //!
 //! The pictures (PNG, SVG) are drawn in [`crate::report`] from the same structs.
 
 pub mod csv;
+pub mod hysteresis_csv;
+pub mod hysteresis_json;
 pub mod index_html;
 pub mod shard_json;
 pub mod summary_json;
@@ -24,6 +28,8 @@ pub mod tipping_json;
 #[cfg(test)]
 mod tests;
 
+pub use hysteresis_csv::hysteresis_csv;
+pub use hysteresis_json::hysteresis_json;
 pub use index_html::{Section, index_html};
 pub use shard_json::{ShardFile, shard_json};
 pub use summary_json::summary_json;

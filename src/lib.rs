@@ -25,9 +25,9 @@
 //!
 //! | layer | what it owns |
 //! |---|---|
-//! | [`experiment`] | a run and which files it writes; sweeps (tipping, phase), their plan, shards and merge; `brink all`; the mean time to collapse by splitting |
-//! | [`export`] | one exporter per file format (`summary.json`, `timeseries.csv`, `tipping.csv`/`.json`, `phase.csv`, shard files, `index.html`), each returning bytes |
-//! | [`report`] | what is derived to show results: sweep regions, tipping points and headroom, the pictures |
+//! | [`experiment`] | a run and which files it writes; sweeps (tipping, phase), their plan, shards and merge; the hysteresis ramp; `brink all`; the mean time to collapse by splitting |
+//! | [`export`] | one exporter per file format (`summary.json`, `timeseries.csv`, `tipping.csv`/`.json`, `phase.csv`, `hysteresis.csv`/`.json`, shard files, `index.html`), each returning bytes |
+//! | [`report`] | what is derived to show results: sweep regions, tipping points and headroom, the hysteresis loop's collapse and recovery points, the pictures |
 //! | [`model`] | the components and the event loop: one run of one scenario |
 //! | [`scenario`] | reading, overriding and validating input; the output schema |
 //! | [`engine`] | time, the event queue, named random streams |

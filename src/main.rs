@@ -1,5 +1,6 @@
 //! The `brink` command: parses arguments, calls the library, prints. No model logic here.
 
+use brink::experiment::hysteresis::Ramp;
 use brink::experiment::plan::{Kind, Plan};
 use brink::experiment::sweep::{Shard, Sweep, Variants};
 use brink::experiment::{
@@ -62,6 +63,25 @@ enum Command {
     /// Map stable / metastable / overloaded over the [tipping] and [phase] parameters;
     /// write phase.csv and phase.png/.svg.
     Phase(SweepArgs),
+    /// Ramp the [tipping] parameter slowly up, then back down, in one run (triggers off);
+    /// write hysteresis.csv, hysteresis.json and hysteresis.png/.svg, and print where it
+    /// collapses and recovers.
+    Hysteresis {
+        /// The scenario file (TOML).
+        file: PathBuf,
+        /// Output folder; results go to DIR/<scenario>/.
+        #[arg(long, default_value = "output")]
+        out: PathBuf,
+        /// Seed of every random stream (overrides the file's `seed`).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
+        seed: Option<u64>,
+        /// Override a value by dotted path, e.g. --set hysteresis.steps=40 (repeatable).
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        sets: Vec<String>,
+        /// Apply a named [variant.NAME] of the scenario.
+        #[arg(long)]
+        variant: Option<String>,
+    },
     /// Join the shard files of `--shard` runs into the files one unsharded run writes.
     Merge {
         /// A scenario's output folder (DIR/<scenario>), or an output folder whose scenario
@@ -187,6 +207,23 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                 println!("{:<24} {}", sc.name, sc.title);
             }
         }
+        Command::Hysteresis {
+            file,
+            out,
+            seed,
+            sets,
+            variant,
+        } => {
+            let loader = Loader::open(&file)?;
+            let ramp = Ramp::prepare(loader, variant.as_deref(), overrides(&sets, seed)?)?;
+            let w = ramp.run_and_write(&out, &console)?;
+            eprintln!(
+                "{} hysteresis: {} steps each way in {:.1} s wall",
+                w.report.scenario, w.report.steps, w.wall_s
+            );
+            println!("{}", w.report.summary_line());
+            eprintln!("-> {}", w.dir.display());
+        }
         Command::Tipping(args) => sweep(Kind::Tipping, &args, &console)?,
         Command::Phase(args) => sweep(Kind::Phase, &args, &console)?,
         Command::Merge { dir } => {
@@ -271,6 +308,11 @@ fn load(
     seed: Option<u64>,
 ) -> anyhow::Result<Scenario> {
     let loader = Loader::open(file)?;
+    Ok(loader.load(variant, &overrides(sets, seed)?)?)
+}
+
+/// The overrides of `--seed` and the `--set`s, in that order.
+fn overrides(sets: &[String], seed: Option<u64>) -> anyhow::Result<Vec<Override>> {
     let mut overrides = Vec::new();
     if let Some(s) = seed {
         overrides.push(Override::new(
@@ -282,7 +324,7 @@ fn load(
     for s in sets {
         overrides.push(Override::parse(s)?);
     }
-    Ok(loader.load(variant, &overrides)?)
+    Ok(overrides)
 }
 
 /// Prints the headroom table of a tipping sweep, or the region counts of a phase map.

@@ -6,6 +6,8 @@
 pub mod figure;
 pub mod files;
 pub mod human_time;
+pub mod hysteresis;
+pub mod hysteresis_plot;
 pub mod sweep;
 pub mod sweep_plot;
 pub mod timeline;

@@ -40,6 +40,18 @@ impl Gauge {
     /// The gauge of `t` over a run of length `end` with these columns; an error names a
     /// column the run does not produce.
     pub fn new(t: &Tipping, columns: &[Column], end: SimTime) -> Result<Self, String> {
+        Self::of(&t.measure, t.health, columns, t.window_start_ns, end)
+    }
+
+    /// The gauge of `measure` over the window from `start` to `end` (a run's rows that
+    /// start at or after `start` and end by `end`).
+    pub fn of(
+        measure: &Measure,
+        health: Health,
+        columns: &[Column],
+        start: SimTime,
+        end: SimTime,
+    ) -> Result<Self, String> {
         let at = |name: &str| {
             columns.iter().position(|c| c.name == name).ok_or_else(|| {
                 let names: Vec<&str> = columns[1..].iter().map(|c| c.name.as_str()).collect();
@@ -49,7 +61,7 @@ impl Gauge {
                 )
             })
         };
-        let kind = match &t.measure {
+        let kind = match measure {
             Measure::GoodputRatio { class } => {
                 let col = |m: scenario::Measure| at(&format!("{class}.{}", m.suffix()));
                 Kind::Ratio {
@@ -68,8 +80,8 @@ impl Gauge {
         };
         Ok(Self {
             kind,
-            health: t.health,
-            window_start: t.window_start_ns,
+            health,
+            window_start: start,
             end,
         })
     }
@@ -103,10 +115,10 @@ impl Gauge {
         let mut acc = (0.0, 0.0);
         for (k, row) in rows.iter().enumerate() {
             let start = secs_to_ns(row[0]);
-            if start < self.window_start {
+            let next = rows.get(k + 1).map_or(to, |r| secs_to_ns(r[0]));
+            if start < self.window_start || next > self.end {
                 continue;
             }
-            let next = rows.get(k + 1).map_or(to, |r| secs_to_ns(r[0]));
             let w = next.saturating_sub(start) as f64;
             if let Some(x) = self.value(row).filter(|_| w > 0.0) {
                 acc = (acc.0 + x * w, acc.1 + w);
@@ -171,6 +183,7 @@ mod tests {
                 operating_point: 1.0,
                 label: None,
                 unit_name: None,
+                range: (1.0, 2.0),
             },
             trigger: vec![],
             settle_ns: 0,

@@ -9,12 +9,12 @@ use super::observe::{Observer, SweepOutcome, SweepWritten};
 use super::plan::{AxisPlan, Branch, Kind, Plan, Run, RunPoint, Trace, VariantPlan};
 use super::search::Search;
 use super::{Error, create_dir, shard, write_file};
-use crate::engine::time::{ns_to_secs, secs_to_ns};
+use crate::engine::time::{SimTime, ns_to_secs, secs_to_ns};
 use crate::export;
-use crate::model::{self, SimError};
+use crate::model::{self, RunResult, SimError};
 use crate::report::sweep::{self, SweepReport};
 use crate::report::sweep_plot;
-use crate::scenario::sweep::{Axis, AxisUnit, Method, Tipping};
+use crate::scenario::sweep::{Axis, AxisUnit, Health, Measure, Method, Tipping};
 use crate::scenario::{self, Loader, Override, Scenario, ScenarioError};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -104,22 +104,8 @@ impl Sweep {
             };
             axes.push(phase.axis.clone());
         }
-        // A whole number in the file may be an integer key or a float key written without a
-        // fraction: the loader's type check tells which.
         for axis in &mut axes {
-            if axis.unit == AxisUnit::Integer {
-                let mut probe = sets.clone();
-                probe.push(Override::new(
-                    &axis.path,
-                    toml::Value::Float(axis.operating_point),
-                    "(type probe)",
-                ));
-                if loader.load(None, &probe).is_ok() {
-                    axis.unit = AxisUnit::Number;
-                } else {
-                    axis.whole_numbers();
-                }
-            }
+            settle_whole_numbers(&loader, &sets, axis);
         }
         let mut chosen: Vec<Option<String>> = Vec::new();
         let defined = loader.variant_names();
@@ -455,6 +441,40 @@ fn in_pool<T: Send>(jobs: usize, f: impl FnOnce() -> Result<T, Error> + Send) ->
             source: std::io::Error::other(e),
         })?
         .install(f)
+}
+
+/// Settles what a whole number in the file is: an integer key (the axis then takes whole
+/// numbers only) or a float key written without a fraction (`rate = 70`). The loader's type
+/// check tells which, asked with a float value.
+pub fn settle_whole_numbers(loader: &Loader, sets: &[Override], axis: &mut Axis) {
+    if axis.unit == AxisUnit::Integer {
+        let mut probe = sets.to_vec();
+        probe.push(Override::new(
+            &axis.path,
+            toml::Value::Float(axis.operating_point),
+            "(type probe)",
+        ));
+        if loader.load(None, &probe).is_ok() {
+            axis.unit = AxisUnit::Number;
+        } else {
+            axis.whole_numbers();
+        }
+    }
+}
+
+/// The measure of one run over the window `[start, end)`: the whole time-series rows that
+/// start at or after `start` and end by `end`, weighted by their length (the run's last row
+/// ends at `end`). A sweep measures from after the trigger to the end of its run; a
+/// hysteresis ramp measures each step's settled part. One definition of the measure:
+/// [`Gauge`]'s. An error names a column the run did not produce.
+pub fn measure_window(
+    r: &RunResult,
+    m: &Measure,
+    start: SimTime,
+    end: SimTime,
+) -> Result<Option<f64>, String> {
+    let gauge = Gauge::of(m, Health::Above(0.0), &r.series.columns, start, end)?;
+    Ok(gauge.measure(&r.series.rows, end))
 }
 
 /// The folder a sweep's files go to: `out/<scenario>/`.

@@ -22,7 +22,7 @@ pub fn region_color(r: Region) -> RGBColor {
     }
 }
 
-fn err<E: std::fmt::Display>(e: E) -> String {
+pub(super) fn err<E: std::fmt::Display>(e: E) -> String {
     e.to_string()
 }
 

@@ -118,6 +118,8 @@ impl Loader {
             .map_err(|(path, msg)| self.invalid(&path, &msg, &origins))?;
         let collapse = validate::collapse(&raw, &config)
             .map_err(|(path, msg)| self.invalid(&path, &msg, &origins))?;
+        let hysteresis = validate::hysteresis(&raw, tipping.as_ref())
+            .map_err(|(path, msg)| self.invalid(&path, &msg, &origins))?;
         let config = Arc::new(config);
         let mut interventions = Vec::new();
         let mut order: Vec<usize> = (0..raw.at.len()).collect();
@@ -181,6 +183,7 @@ impl Loader {
             tipping,
             phase,
             collapse,
+            hysteresis,
         })
     }
 

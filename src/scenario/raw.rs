@@ -67,6 +67,7 @@ pub struct RawScenario {
     pub tipping: Option<RawTipping>,
     pub phase: Option<RawPhase>,
     pub collapse: Option<RawCollapse>,
+    pub hysteresis: Option<RawHysteresis>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -520,4 +521,17 @@ pub struct RawCollapse {
     pub effort: Option<i64>,
     pub cycles: Option<i64>,
     pub max_events: Option<i64>,
+}
+
+/// `[hysteresis]` as written: how `brink hysteresis` ramps the `[tipping]` parameter up and
+/// back down in one run.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHysteresis {
+    /// Values per direction.
+    pub steps: Option<i64>,
+    /// Simulated time held at each value.
+    pub dwell: Option<Dur>,
+    /// The first part of each dwell, left out of the measure.
+    pub settle: Option<Dur>,
 }

@@ -1,8 +1,9 @@
 //! The validated scenario: what the model trusts. Names are resolved to indices, durations
 //! to nanoseconds, and every value is in range. The `[tipping]` and `[phase]` sections'
-//! validated types are in [`sweep`].
+//! validated types are in [`sweep`], the `[hysteresis]` section's in [`hysteresis`].
 
 pub mod collapse;
+pub mod hysteresis;
 pub mod sweep;
 
 pub use super::raw::{
@@ -10,6 +11,7 @@ pub use super::raw::{
 };
 use crate::engine::time::SimTime;
 pub use collapse::{Collapse, CollapseLevel};
+pub use hysteresis::Hysteresis;
 use std::sync::Arc;
 pub use sweep::{Axis, AxisUnit, Health, Phase, Tipping};
 
@@ -47,6 +49,9 @@ pub struct Scenario {
     /// What counts as collapse for `brink collapse-time`: `[collapse]`, or derived from
     /// the first pool with a queue limit; none if neither.
     pub collapse: Option<Collapse>,
+    /// The `[hysteresis]` ramp, if the file (or an override) has the section; `brink
+    /// hysteresis` supplies an empty one for the defaults.
+    pub hysteresis: Option<Hysteresis>,
 }
 
 /// The parameters that interventions may change while a run goes on. The structure (which

@@ -24,7 +24,7 @@ pub use call::MAX_CALL_DEPTH;
 pub use check::{Problem, did_you_mean, listing, nearest};
 pub use collapse::collapse;
 pub use structure::same_structure;
-pub use sweep::tipping;
+pub use sweep::{hysteresis, tipping};
 
 /// Scenario-level facts besides the configuration.
 pub struct Meta {

@@ -253,11 +253,12 @@ fn refuse_every_bad_file(command: &str) {
         let tmp = tempfile::tempdir().unwrap();
         let out_dir = tmp.path().join("out");
         let mut args = vec![command, file.to_str().unwrap()];
-        if command == "run" {
+        let writes = command != "check";
+        if writes {
             args.extend(["--out", out_dir.to_str().unwrap()]);
         }
         let o = brink(&args, tmp.path());
-        let mut ps = problems(&o, &expect, (command == "run").then_some(out_dir.as_path()));
+        let mut ps = problems(&o, &expect, writes.then_some(out_dir.as_path()));
         if std::fs::read_dir(tmp.path()).unwrap().next().is_some() {
             ps.push(format!("`brink {command}` wrote into its working folder"));
         }
@@ -282,6 +283,11 @@ fn refuse_every_bad_file(command: &str) {
 #[test]
 fn every_bad_file_is_refused_by_run() {
     refuse_every_bad_file("run");
+}
+
+#[test]
+fn every_bad_file_is_refused_by_hysteresis() {
+    refuse_every_bad_file("hysteresis");
 }
 
 #[test]

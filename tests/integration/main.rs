@@ -6,6 +6,7 @@ mod collapse_time;
 mod common;
 mod determinism;
 mod grab;
+mod hysteresis;
 mod load_shedding;
 mod queueing;
 mod retries;

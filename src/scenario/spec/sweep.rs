@@ -2,7 +2,7 @@
 //! values it takes, which events form the disturbance, what is measured and what
 //! "healthy" means. `--set tipping.…` and variants change them like any other key.
 
-use crate::engine::time::{NS_PER_S, SimTime, secs_to_ns};
+use crate::engine::time::{NS_PER_S, SimTime, ns_to_secs, secs_to_ns};
 use toml::Value;
 
 /// The most runs per variant a sweep may ask for (points x seeds, or cells x seeds).
@@ -29,6 +29,8 @@ pub struct Axis {
     pub unit: AxisUnit,
     /// The values, increasing (seconds for durations).
     pub values: Vec<f64>,
+    /// The range as written (`from`, `to`; seconds for durations).
+    pub range: (f64, f64),
     /// The scenario's own value of the parameter (after variant and `--set`).
     pub operating_point: f64,
     /// What axes and tables call it (`label`), and the unit of its values (`unit`; for
@@ -53,6 +55,24 @@ impl Axis {
             AxisUnit::Seconds => Value::String(format_seconds(x)),
         }
     }
+}
+
+/// `n` values evenly spaced from `lo` to `hi` (just `lo` for one); durations are whole
+/// nanoseconds, so their values are the ones that will be set, without repeats.
+pub fn spaced(lo: f64, hi: f64, n: usize, unit: AxisUnit) -> Vec<f64> {
+    let mut values: Vec<f64> = (0..n)
+        .map(|i| match n {
+            1 => lo,
+            _ => lo + (hi - lo) * i as f64 / (n - 1) as f64,
+        })
+        .collect();
+    if unit == AxisUnit::Seconds {
+        values
+            .iter_mut()
+            .for_each(|x| *x = ns_to_secs(secs_to_ns(*x)));
+        values.dedup();
+    }
+    values
 }
 
 /// A duration in seconds as an exact duration string ("12.5s", "0.000001s").

@@ -1,0 +1,9 @@
+//! `hysteresis.json`: the loop's points, its collapse and recovery points and bistable
+//! interval, and what produced it (version, seed, overrides).
+
+use crate::report::hysteresis::HysteresisReport;
+
+/// The bytes of `hysteresis.json`.
+pub fn hysteresis_json(report: &HysteresisReport) -> Vec<u8> {
+    super::pretty_json(report)
+}
