@@ -8,6 +8,7 @@
 //! | `timeseries.csv` | [`timeseries_csv()`] | [`TimeSeries`](crate::model::TimeSeries) |
 //! | `tipping.csv`, `phase.csv` | [`sweep_csv()`] | [`Plan`](crate::experiment::plan::Plan), [`RunPoint`](crate::experiment::plan::RunPoint)s |
 //! | `tipping.json` | [`tipping_json()`] | [`SweepReport`](crate::report::sweep::SweepReport) |
+//! | `phase.json` | [`phase_json()`] | [`PhaseMap`](crate::report::phase::PhaseMap) |
 //! | `<kind>.shard-K-of-N.json` | [`shard_json()`] | [`ShardFile`] |
 //! | `index.html` | [`index_html()`] | [`Section`]s |
 //!
@@ -15,6 +16,7 @@
 
 pub mod csv;
 pub mod index_html;
+pub mod phase_json;
 pub mod shard_json;
 pub mod summary_json;
 pub mod sweep_csv;
@@ -25,6 +27,7 @@ pub mod tipping_json;
 mod tests;
 
 pub use index_html::{Section, index_html};
+pub use phase_json::phase_json;
 pub use shard_json::{ShardFile, shard_json};
 pub use summary_json::summary_json;
 pub use sweep_csv::sweep_csv;

@@ -58,7 +58,7 @@ enum Command {
     /// tipping.json and tipping.png/.svg, and print the headroom table.
     Tipping(SweepArgs),
     /// Map stable / metastable / overloaded over the [tipping] and [phase] parameters;
-    /// write phase.csv and phase.png/.svg.
+    /// write phase.csv, phase.json and phase.png/.svg.
     Phase(SweepArgs),
     /// Join the shard files of `--shard` runs into the files one unsharded run writes.
     Merge {

@@ -5,6 +5,8 @@
 
 pub mod figure;
 pub mod files;
+pub mod phase;
+pub mod phase_plot;
 pub mod sweep;
 pub mod sweep_plot;
 pub mod timeline;

@@ -6,6 +6,7 @@ mod common;
 mod determinism;
 mod grab;
 mod load_shedding;
+mod phase;
 mod queueing;
 mod retries;
 mod retry_amplification;

@@ -13,7 +13,7 @@ use std::process::Command;
 
 /// C = 10 workers / 100 ms = 100 queries/s; n = 4; a x20 slowdown for 60 s fills the queue
 /// at any load in the sweep (capacity 5/s while it lasts).
-const LAW: &str = r#"
+pub const LAW: &str = r#"
 title = "One pool, n attempts: the failed state sustains while n x rate > C"
 duration = "900s"
 
