@@ -7,9 +7,11 @@
 //! exporters read it, and the orchestration here fills it.
 
 pub mod all;
+pub mod measure;
 pub mod observe;
 pub mod plan;
 pub mod run;
+pub mod search;
 pub mod shard;
 pub mod sweep;
 

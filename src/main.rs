@@ -66,8 +66,9 @@ enum Command {
         /// folders hold shard files.
         dir: PathBuf,
     },
-    /// Run every scenario in the folder (run, tipping with all variants, phase) and write
-    /// OUT/index.html.
+    /// Run every scenario in the folder (its run and each variant's, its tipping sweep,
+    /// its phase map) and write OUT/index.html. Incident replays (scenarios with a `case`)
+    /// sweep their base design only unless `--full`.
     All {
         /// Folder of scenario files.
         #[arg(long, default_value = "scenarios")]
@@ -75,6 +76,9 @@ enum Command {
         /// Output folder.
         #[arg(long, default_value = "output")]
         out: PathBuf,
+        /// Sweep every variant of every scenario, incident replays included (minutes more).
+        #[arg(long)]
+        full: bool,
     },
 }
 
@@ -170,8 +174,13 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                 print_report(kind, &r, &folder);
             }
         }
-        Command::All { dir, out } => {
-            let page = all::run_all(&dir, &out, &console)?;
+        Command::All { dir, out, full } => {
+            let coverage = if full {
+                all::Coverage::Full
+            } else {
+                all::Coverage::Default
+            };
+            let page = all::run_all(&dir, &out, coverage, &console)?;
             eprintln!("-> {}", page.display());
         }
     }
@@ -241,7 +250,42 @@ struct Console {
     sweep_bar: Mutex<Option<ProgressBar>>,
 }
 
+impl Console {
+    /// Starts the bar of a sweep or of `brink all`'s batch.
+    fn start_bar(&self, prefix: String, len: usize, what: &str) {
+        let target = if std::io::stderr().is_terminal() {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        };
+        let bar = ProgressBar::with_draw_target(Some(len as u64), target);
+        bar.set_style(
+            ProgressStyle::with_template(&format!(
+                "{{prefix}} [{{bar:40}}] {{pos}}/{{len}} {what}, {{elapsed}}, eta {{eta}}"
+            ))
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        bar.set_prefix(prefix);
+        if let Ok(mut slot) = self.sweep_bar.lock() {
+            *slot = Some(bar);
+        }
+    }
+}
+
 impl Observer for Console {
+    fn batch_started(&self, tasks: usize) {
+        self.start_bar("all".into(), tasks, "runs and sweeps");
+    }
+
+    fn batch_progressed(&self) {
+        self.sweep_progressed();
+    }
+
+    fn batch_stopped(&self) {
+        self.sweep_stopped();
+    }
+
     fn run_started(&self, sc: &Scenario, simulated_ns: &Arc<AtomicU64>) {
         let done = Arc::new(AtomicBool::new(false));
         if let Some(h) = spawn_bar(&sc.name, sc.duration, simulated_ns.clone(), done.clone())
@@ -272,23 +316,11 @@ impl Observer for Console {
     }
 
     fn sweep_started(&self, plan: &Plan, runs: usize) {
-        let target = if std::io::stderr().is_terminal() {
-            ProgressDrawTarget::stderr()
-        } else {
-            ProgressDrawTarget::hidden()
-        };
-        let bar = ProgressBar::with_draw_target(Some(runs as u64), target);
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{prefix} [{bar:40}] {pos}/{len} runs, {elapsed}, eta {eta}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
+        self.start_bar(
+            format!("{} {}", plan.scenario, plan.kind.stem()),
+            runs,
+            "runs",
         );
-        bar.set_prefix(format!("{} {}", plan.scenario, plan.kind.stem()));
-        if let Ok(mut slot) = self.sweep_bar.lock() {
-            *slot = Some(bar);
-        }
     }
 
     fn sweep_progressed(&self) {

@@ -47,5 +47,5 @@ pub mod triggers;
 pub mod workload;
 
 pub use metrics::{RunResult, Summary, TimeSeries};
-pub use simulation::{SimError, Simulation, run};
+pub use simulation::{SimError, Simulation, run, run_until};
 pub use triggers::markers;

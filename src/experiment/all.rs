@@ -2,12 +2,13 @@
 //! its phase map, then `index.html` over all of them. Everything is validated before the
 //! first run, so bad input writes nothing.
 
-use super::observe::Observer;
+use super::observe::{Observer, Quiet, RunWritten, SweepWritten};
 use super::plan::Kind;
 use super::sweep::{Sweep, Variants};
 use super::{Error, create_dir, run, write_file};
 use crate::export::{self, Section};
 use crate::scenario::{Loader, Scenario, ScenarioError};
+use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 /// The scenario files (`*.toml`) of a folder, in name order.
@@ -38,14 +39,47 @@ pub fn check(loader: &Loader) -> Result<usize, ScenarioError> {
 /// One scenario of the folder, validated and ready to run.
 struct Todo {
     scenario: Scenario,
+    /// The scenario with each of its variants, run too.
+    variants: Vec<Scenario>,
     tipping: Option<Sweep>,
     phase: Option<Sweep>,
 }
 
-/// Runs every scenario in `dir` (its run, its tipping sweep with all variants and its phase
-/// map, each where the file has the section) into `out` on all cores, then writes
-/// `out/index.html`; returns the page's path. `obs` hears every run and sweep.
-pub fn run_all(dir: &Path, out: &Path, obs: &dyn Observer) -> Result<PathBuf, Error> {
+/// Which sweeps `brink all` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Coverage {
+    /// Every variant of the teaching scenarios; the base design of incident replays
+    /// (scenarios with a `case`), whose runs are long: their variants' sweeps cost
+    /// minutes each (`brink tipping FILE --all-variants`, or `Full`).
+    #[default]
+    Default,
+    /// Every variant of every scenario.
+    Full,
+}
+
+/// One piece of work of `brink all`.
+enum Task<'a> {
+    Run(&'a Scenario),
+    Sweep(&'a Sweep),
+}
+
+/// What a task wrote.
+enum Done {
+    Run(RunWritten),
+    Sweep(SweepWritten),
+}
+
+/// Runs every scenario in `dir` (its run and each variant's run, its tipping sweep and its
+/// phase map, each where the file has the section; which variants are swept follows
+/// `coverage`) into `out`, all of it side by side on all cores, then writes
+/// `out/index.html`; returns the page's path. `obs` hears the progress, then every run
+/// and sweep in file order.
+pub fn run_all(
+    dir: &Path,
+    out: &Path,
+    coverage: Coverage,
+    obs: &dyn Observer,
+) -> Result<PathBuf, Error> {
     let files = scenario_files(dir)?;
     if files.is_empty() {
         return Err(Error::NoScenarios {
@@ -56,12 +90,23 @@ pub fn run_all(dir: &Path, out: &Path, obs: &dyn Observer) -> Result<PathBuf, Er
     for f in files {
         let loader = Loader::open(&f)?;
         let scenario = loader.load(None, &[])?;
-        let all = Variants {
+        let variants = loader
+            .variant_names()
+            .iter()
+            .map(|v| loader.load(Some(v), &[]))
+            .collect::<Result<Vec<_>, _>>()?;
+        let every = coverage == Coverage::Full || scenario.case.trim().is_empty();
+        let swept = Variants {
             names: vec![],
-            all: true,
+            all: every,
         };
         let tipping = match scenario.tipping {
-            Some(_) => Some(Sweep::prepare(loader.clone(), Kind::Tipping, &all, vec![])?),
+            Some(_) => Some(Sweep::prepare(
+                loader.clone(),
+                Kind::Tipping,
+                &swept,
+                vec![],
+            )?),
             None => None,
         };
         let phase = match scenario.phase {
@@ -75,21 +120,66 @@ pub fn run_all(dir: &Path, out: &Path, obs: &dyn Observer) -> Result<PathBuf, Er
         };
         todo.push(Todo {
             scenario,
+            variants,
             tipping,
             phase,
         });
     }
+    // Sweeps first: they are the long tasks, and starting them first leaves the short
+    // runs to fill the cores at the end.
+    let mut tasks: Vec<Task> = Vec::new();
+    for t in &todo {
+        tasks.extend(t.tipping.iter().chain(&t.phase).map(Task::Sweep));
+    }
+    for t in &todo {
+        tasks.push(Task::Run(&t.scenario));
+        tasks.extend(t.variants.iter().map(Task::Run));
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .build()
+        .map_err(|e| Error::Io {
+            path: "(thread pool)".into(),
+            source: std::io::Error::other(e),
+        })?;
+    obs.batch_started(tasks.len());
+    let done: Vec<Result<Done, Error>> = pool.install(|| {
+        tasks
+            .par_iter()
+            .with_max_len(1)
+            .map(|t| {
+                let d = match t {
+                    Task::Run(sc) => run::run_and_write(sc, out, &Quiet).map(Done::Run),
+                    Task::Sweep(s) => s.run_and_write(0, None, out, &Quiet).map(Done::Sweep),
+                };
+                obs.batch_progressed();
+                d
+            })
+            .collect()
+    });
+    obs.batch_stopped();
+    let done = done.into_iter().collect::<Result<Vec<_>, _>>()?;
+    // Report in file order: each scenario's runs, then its sweeps.
+    let mut reports = Vec::new();
+    for d in &done {
+        if let Done::Run(w) = d {
+            obs.run_written(w);
+        }
+    }
+    for d in done {
+        if let Done::Sweep(w) = d {
+            obs.sweep_written(&w);
+            if w.kind == Kind::Tipping {
+                reports.push((w.scenario.clone(), w.outcome.into_report()));
+            }
+        }
+    }
     let mut sections = Vec::new();
     for t in &todo {
         let sc = &t.scenario;
-        run::run_and_write(sc, out, obs)?;
-        let tipping = match &t.tipping {
-            Some(s) => s.run_and_write(0, None, out, obs)?.outcome.into_report(),
-            None => None,
-        };
-        if let Some(p) = &t.phase {
-            p.run_and_write(0, None, out, obs)?;
-        }
+        let tipping = reports
+            .iter_mut()
+            .find(|(name, _)| *name == sc.name)
+            .and_then(|(_, r)| r.take());
         sections.push(Section {
             name: sc.name.clone(),
             title: sc.title.clone(),

@@ -74,6 +74,11 @@ pub trait Observer: Sync {
     fn sweep_stopped(&self) {}
     /// A sweep's files (or a shard's file) are written.
     fn sweep_written(&self, _w: &SweepWritten) {}
+    /// A batch of `tasks` runs and sweeps starts side by side (`brink all`).
+    fn batch_started(&self, _tasks: usize) {}
+    /// One task of the batch is done.
+    fn batch_progressed(&self) {}
+    fn batch_stopped(&self) {}
 }
 
 /// An observer that ignores everything.

@@ -2,7 +2,7 @@
 //! are derived from. A tipping sweep is a phase map with one axis; runs are indexed
 //! variant-major, then first axis, second axis, seed, branch (baseline = even index).
 
-use crate::scenario::sweep::Health;
+use crate::scenario::sweep::{Health, Method};
 use serde::{Deserialize, Serialize};
 
 /// Which experiment a sweep is.
@@ -47,6 +47,10 @@ pub struct VariantPlan {
     /// disturbance). Left out of shard files when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub untriggered: Vec<String>,
+    /// How closely an adaptive search pins its points, in the first axis's values (not in
+    /// shard files: a sharded sweep is a grid).
+    #[serde(skip)]
+    pub tolerance: f64,
 }
 
 /// Everything about a sweep except its measurements: enough to write every output.
@@ -67,6 +71,11 @@ pub struct Plan {
     pub seeds: u32,
     pub axes: Vec<AxisPlan>,
     pub variants: Vec<VariantPlan>,
+    /// Grid or adaptive (a sharded sweep, and so a shard file, is always a grid).
+    pub method: Method,
+    /// Where a run's measuring window starts and how long a run is (seconds): what tells a
+    /// spontaneous collapse (healthy for at least `settle`, then stuck) from overload.
+    pub settle_s: f64,
 }
 
 /// A [`Plan`] as shard files hold it (the field names are part of the file format).
@@ -82,6 +91,9 @@ pub struct PlanFile {
     pub seeds: u32,
     pub axes: Vec<AxisPlan>,
     pub variants: Vec<VariantPlan>,
+    /// `[tipping] settle` in seconds (older shard files: 0).
+    #[serde(default)]
+    pub settle_s: f64,
 }
 
 /// `healthy_above` and `healthy_below` as written in shard files and `tipping.json`.
@@ -106,6 +118,7 @@ impl From<Plan> for PlanFile {
             seeds: p.seeds,
             axes: p.axes,
             variants: p.variants,
+            settle_s: p.settle_s,
         }
     }
 }
@@ -145,6 +158,8 @@ impl TryFrom<PlanFile> for Plan {
             seeds: f.seeds,
             axes: f.axes,
             variants: f.variants,
+            method: Method::Grid,
+            settle_s: f.settle_s,
         })
     }
 }
@@ -226,11 +241,62 @@ impl Plan {
     }
 }
 
-/// The measure of one run (`None` when it has none, e.g. a run that ran away).
+/// The measure of one run of a grid, by its index (`None` when it has none, e.g. a run
+/// that ran away), and its trace.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct RunPoint {
     pub index: u64,
     pub measure: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<Trace>,
+}
+
+/// How a run went over time, beyond its measure: what tells a spontaneous collapse from
+/// overload. `None` for a run that ran away.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Trace {
+    /// Simulated seconds the run lasted (less than the run length when it stopped as soon
+    /// as its class was settled).
+    pub ran_s: f64,
+    /// When the run got stuck: the start of the failed stretch that lasted to its end
+    /// (every time-series row from there on failed the health threshold); `None` when its
+    /// last row was healthy.
+    pub stuck_s: Option<f64>,
+}
+
+/// One run of a sweep, grid or adaptive, by where it sits: what reports and `tipping.csv`
+/// are made of.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Run {
+    pub variant: usize,
+    /// The value on each axis (the second is 0 for a tipping sweep).
+    pub value: [f64; 2],
+    pub seed: u32,
+    pub branch: Branch,
+    pub measure: Option<f64>,
+    pub trace: Option<Trace>,
+}
+
+impl Plan {
+    /// The runs of a whole grid, located (`runs[i].index == i`).
+    pub fn locate(&self, runs: &[RunPoint]) -> Vec<Run> {
+        runs.iter()
+            .map(|r| {
+                let p = self.point(r.index);
+                Run {
+                    variant: p.variant,
+                    value: [
+                        self.axes[0].values[p.at[0]],
+                        self.axes.get(1).map_or(0.0, |a| a.values[p.at[1]]),
+                    ],
+                    seed: p.seed,
+                    branch: p.branch,
+                    measure: r.measure,
+                    trace: r.trace,
+                }
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -257,7 +323,10 @@ pub(crate) mod tests {
                 name: "base".into(),
                 operating_point: vec![2.0],
                 untriggered: vec![],
+                tolerance: 0.0,
             }],
+            method: Method::Grid,
+            settle_s: 0.0,
         }
     }
 

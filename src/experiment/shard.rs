@@ -70,7 +70,7 @@ pub fn merge(dir: &Path) -> Result<Vec<(PathBuf, Kind, SweepReport)>, Error> {
     }
     let mut out = Vec::new();
     for (folder, (plan, runs)) in jobs {
-        let r = write_outputs(&folder, &plan, &runs)?;
+        let r = write_outputs(&folder, &plan, &plan.locate(&runs))?;
         out.push((folder, plan.kind, r));
     }
     Ok(out)

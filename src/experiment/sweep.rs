@@ -4,16 +4,18 @@
 //! local rayon pool; results are kept in run order, so the output does not depend on
 //! `--jobs`, and `--shard K/N` runs every N-th run from K.
 
+use super::measure::Gauge;
 use super::observe::{Observer, SweepOutcome, SweepWritten};
-use super::plan::{AxisPlan, Branch, Kind, Plan, RunPoint, VariantPlan};
+use super::plan::{AxisPlan, Branch, Kind, Plan, Run, RunPoint, Trace, VariantPlan};
+use super::search::Search;
 use super::{Error, create_dir, shard, write_file};
-use crate::engine::time::{SimTime, secs_to_ns};
+use crate::engine::time::{ns_to_secs, secs_to_ns};
 use crate::export;
-use crate::model::{self, RunResult, SimError};
+use crate::model::{self, SimError};
 use crate::report::phase::PhaseMap;
 use crate::report::sweep::{self, SweepReport};
 use crate::report::{phase_plot, sweep_plot};
-use crate::scenario::sweep::{Axis, AxisUnit, Measure, Tipping};
+use crate::scenario::sweep::{Axis, AxisUnit, Method, Tipping};
 use crate::scenario::{self, Loader, Override, Scenario, ScenarioError};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -162,10 +164,12 @@ impl Sweep {
             if kind == Kind::Phase {
                 op.push(sc.phase.as_ref().map_or(0.0, |p| p.axis.operating_point));
             }
+            let tolerance = sc.tipping.as_ref().map_or(0.0, |t| t.tolerance_at(op[0]));
             plans.push(VariantPlan {
                 name: v.clone().unwrap_or_else(|| BASE.into()),
                 operating_point: op,
                 untriggered: off,
+                tolerance,
             });
         }
         let plan = Plan {
@@ -190,6 +194,12 @@ impl Sweep {
                 })
                 .collect(),
             variants: plans,
+            // A phase map is a grid over two axes; only a tipping curve is searched.
+            method: match kind {
+                Kind::Tipping => tipping.method,
+                Kind::Phase => Method::Grid,
+            },
+            settle_s: ns_to_secs(tipping.settle_ns),
         };
         let sweep = Self {
             loader,
@@ -226,6 +236,17 @@ impl Sweep {
     /// (run length, swept values, trigger events on or off).
     fn scenario(&self, i: u64) -> Result<Scenario, ScenarioError> {
         let p = self.plan.point(i);
+        let at = |a: usize| self.axes.get(a).map_or(0.0, |axis| axis.values[p.at[a]]);
+        self.scenario_at(p.variant, [at(0), at(1)], p.branch)
+    }
+
+    /// The scenario of a run of variant `variant` at `value` on each axis.
+    fn scenario_at(
+        &self,
+        variant: usize,
+        value: [f64; 2],
+        branch: Branch,
+    ) -> Result<Scenario, ScenarioError> {
         // Sweeps measure the design, not a response to an incident: a scenario's [[at]]
         // interventions (a postmortem's remediation timeline) are left out.
         let mut sets = vec![Override::new(
@@ -244,7 +265,7 @@ impl Sweep {
             ));
         }
         for (a, axis) in self.axes.iter().enumerate() {
-            let x = axis.values[p.at[a]];
+            let x = value[a];
             let value = axis.toml_value(x);
             let section = if a == 0 { "tipping" } else { "phase" };
             sets.push(Override::new(
@@ -253,15 +274,15 @@ impl Sweep {
                 format!("[{section}] sweep value {}={value}", axis.path),
             ));
         }
-        let on = p.branch == Branch::Triggered;
-        for name in &self.triggers[p.variant] {
+        let on = branch == Branch::Triggered;
+        for name in &self.triggers[variant] {
             sets.push(Override::new(
                 &format!("event.{name}.enabled"),
                 toml::Value::Boolean(on),
                 format!("[tipping] trigger {name}"),
             ));
         }
-        self.loader.load(self.variants[p.variant].as_deref(), &sets)
+        self.loader.load(self.variants[variant].as_deref(), &sets)
     }
 
     /// Runs the given runs on `jobs` threads (0: all cores), calling `tick` after each.
@@ -272,14 +293,7 @@ impl Sweep {
         jobs: usize,
         tick: &(dyn Fn() + Sync),
     ) -> Result<Vec<RunPoint>, Error> {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(jobs)
-            .build()
-            .map_err(|e| Error::Io {
-                path: "(thread pool)".into(),
-                source: std::io::Error::other(e),
-            })?;
-        pool.install(|| {
+        in_pool(jobs, || {
             // One run per task: run times differ by an order of magnitude between healthy
             // and storming points, so coarse chunks would leave one thread idle at the end.
             indices
@@ -296,7 +310,8 @@ impl Sweep {
 
     /// Runs the whole sweep, or one shard of it, on `jobs` threads (0: all cores) and
     /// writes its files under `out`: the sweep's files, or the shard's file. `obs` hears
-    /// the progress and the files written.
+    /// the progress and the files written. A sharded sweep is a grid (an adaptive search
+    /// places each probe from the results before it, so it cannot be split up front).
     pub fn run_and_write(
         &self,
         jobs: usize,
@@ -305,95 +320,142 @@ impl Sweep {
         obs: &dyn Observer,
     ) -> Result<SweepWritten, Error> {
         let plan = &self.plan;
-        let indices = self.indices(shard);
-        obs.sweep_started(plan, indices.len());
-        let start = Instant::now();
-        let runs = self.run(&indices, jobs, &|| obs.sweep_progressed());
-        obs.sweep_stopped();
-        let runs = runs?;
-        let wall_s = start.elapsed().as_secs_f64();
         let dir = output_dir(out, plan);
-        let outcome = match shard {
-            Some(s) => SweepOutcome::Shard {
-                shard: s,
-                file: shard::write(&dir, plan, s, runs)?,
-            },
-            None => SweepOutcome::Whole(Box::new(write_outputs(&dir, plan, &runs)?)),
+        let start = Instant::now();
+        let (runs, outcome) = if plan.method == Method::Adaptive && shard.is_none() {
+            // The grid's size is the progress bar's guess: probes stop early and bisection
+            // adds some.
+            obs.sweep_started(plan, plan.len() as usize);
+            let runs = self.search(jobs, &|| obs.sweep_progressed());
+            obs.sweep_stopped();
+            let runs = runs?;
+            let n = runs.len();
+            let r = write_outputs(&dir, plan, &runs)?;
+            (n, SweepOutcome::Whole(Box::new(r)))
+        } else {
+            let indices = self.indices(shard);
+            obs.sweep_started(plan, indices.len());
+            let runs = self.run(&indices, jobs, &|| obs.sweep_progressed());
+            obs.sweep_stopped();
+            let runs = runs?;
+            let n = runs.len();
+            let grid = Plan {
+                method: Method::Grid,
+                ..plan.clone()
+            };
+            let outcome = match shard {
+                Some(s) => SweepOutcome::Shard {
+                    shard: s,
+                    file: shard::write(&dir, &grid, s, runs)?,
+                },
+                None => {
+                    SweepOutcome::Whole(Box::new(write_outputs(&dir, &grid, &grid.locate(&runs))?))
+                }
+            };
+            (n, outcome)
         };
         let written = SweepWritten {
             scenario: plan.scenario.clone(),
             kind: plan.kind,
             dir,
-            runs: indices.len(),
-            wall_s,
+            runs,
+            wall_s: start.elapsed().as_secs_f64(),
             outcome,
         };
         obs.sweep_written(&written);
         Ok(written)
     }
 
+    /// The adaptive search of every variant, variants side by side on `jobs` threads (0:
+    /// all cores); the runs in (variant, value, seed, branch) order.
+    pub fn search(&self, jobs: usize, tick: &(dyn Fn() + Sync)) -> Result<Vec<Run>, Error> {
+        let axis = &self.axes[0];
+        let healthy = |m: Option<f64>| self.plan.healthy(m);
+        in_pool(jobs, || {
+            let per_variant: Vec<Vec<Run>> = (0..self.plan.variants.len())
+                .into_par_iter()
+                .with_max_len(1)
+                .map(|v| {
+                    let search = Search {
+                        grid: &axis.values,
+                        unit: axis.unit,
+                        seeds: self.plan.seeds,
+                        tolerance: self.plan.variants[v].tolerance,
+                        healthy: &healthy,
+                    };
+                    search.run(&|x, seed, branch| {
+                        let (measure, trace) = self.run_at(v, [x, 0.0], seed, branch)?;
+                        tick();
+                        Ok(Run {
+                            variant: v,
+                            value: [x, 0.0],
+                            seed,
+                            branch,
+                            measure,
+                            trace,
+                        })
+                    })
+                })
+                .collect::<Result<_, _>>()?;
+            Ok(per_variant.into_iter().flatten().collect())
+        })
+    }
+
     fn run_one(&self, i: u64) -> Result<RunPoint, Error> {
-        let sc = self.scenario(i)?;
         let p = self.plan.point(i);
-        let measure = match model::run(&sc, p.seed as u64) {
-            // A run that explodes has certainly failed; the sweep goes on.
-            Err(SimError::Runaway { .. }) => None,
+        let at = |a: usize| self.axes.get(a).map_or(0.0, |axis| axis.values[p.at[a]]);
+        let (measure, trace) = self.run_at(p.variant, [at(0), at(1)], p.seed, p.branch)?;
+        Ok(RunPoint {
+            index: i,
+            measure,
+            trace,
+        })
+    }
+
+    /// Runs one run of a sweep, stopping it as soon as its class is settled; its measure
+    /// and trace (none for a run that ran away: it has certainly failed, and the sweep
+    /// goes on).
+    fn run_at(
+        &self,
+        variant: usize,
+        value: [f64; 2],
+        seed: u32,
+        branch: Branch,
+    ) -> Result<(Option<f64>, Option<Trace>), Error> {
+        let sc = self.scenario_at(variant, value, branch)?;
+        let t = sc.tipping.as_ref().unwrap_or(&self.tipping);
+        let columns = scenario::columns::columns(&sc.config);
+        let gauge = Gauge::new(t, &columns, sc.duration)
+            .map_err(|msg| self.loader.problem("tipping.measure", &msg, &self.sets))?;
+        let result = model::run_until(&sc, seed as u64, &mut |now, rows| gauge.settled(rows, now));
+        Ok(match result {
+            Err(SimError::Runaway { .. }) => (None, None),
             Err(e) => return Err(e.into()),
             Ok(r) => {
-                let t = sc.tipping.as_ref().unwrap_or(&self.tipping);
-                measure(&r, t, sc.duration)
-                    .map_err(|msg| self.loader.problem("tipping.measure", &msg, &self.sets))?
+                let to = secs_to_ns(r.summary.sim_duration_s);
+                (
+                    gauge.measure(&r.series.rows, to),
+                    Some(gauge.trace(&r.series.rows, to)),
+                )
             }
-        };
-        Ok(RunPoint { index: i, measure })
+        })
     }
 }
 
-/// The measure of one run over its window (whole rows starting at or after the window's
-/// start, weighted by their length); `None` when the window has no value (e.g. no latency
-/// because nothing succeeded). An error names a column the run did not produce.
-pub fn measure(r: &RunResult, t: &Tipping, end: SimTime) -> Result<Option<f64>, String> {
-    let col = |name: &str| {
-        r.series.column(name).ok_or_else(|| {
-            format!(
-                "the runs produce no column `{name}` (columns: {})",
-                r.series.names()[1..].join(", ")
-            )
-        })
-    };
-    let times: Vec<SimTime> = col(scenario::Measure::Time.suffix())?
-        .into_iter()
-        .map(secs_to_ns)
-        .collect();
-    let weights: Vec<f64> = (0..times.len())
-        .map(|k| {
-            let next = times.get(k + 1).copied().unwrap_or(end);
-            if times[k] >= t.window_start_ns {
-                next.saturating_sub(times[k]) as f64
-            } else {
-                0.0
-            }
-        })
-        .collect();
-    let weighted = |xs: &[f64]| -> (f64, f64) {
-        xs.iter()
-            .zip(&weights)
-            .filter(|(x, w)| x.is_finite() && **w > 0.0)
-            .fold((0.0, 0.0), |(s, n), (x, w)| (s + x * w, n + w))
-    };
-    Ok(match &t.measure {
-        Measure::GoodputRatio { class } => {
-            // The class's columns, named by the time-series schema.
-            let of = |m: scenario::Measure| col(&format!("{class}.{}", m.suffix()));
-            let (good, _) = weighted(&of(scenario::Measure::Goodput)?);
-            let (offered, _) = weighted(&of(scenario::Measure::Offered)?);
-            Some(if offered > 0.0 { good / offered } else { 1.0 })
-        }
-        Measure::Column(name) => {
-            let (s, n) = weighted(&col(name)?);
-            (n > 0.0).then(|| s / n)
-        }
-    })
+/// Runs `f` on a pool of `jobs` threads (0: all cores); with 0, inside a pool already
+/// (`brink all`), on that pool.
+fn in_pool<T: Send>(jobs: usize, f: impl FnOnce() -> Result<T, Error> + Send) -> Result<T, Error> {
+    if jobs == 0 && rayon::current_thread_index().is_some() {
+        return f();
+    }
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .map_err(|e| Error::Io {
+            path: "(thread pool)".into(),
+            source: std::io::Error::other(e),
+        })?
+        .install(f)
 }
 
 /// The folder a sweep's files go to: `out/<scenario>/`.
@@ -402,8 +464,9 @@ pub fn output_dir(out: &Path, plan: &Plan) -> PathBuf {
 }
 
 /// Writes a whole sweep's files into `dir`: `tipping.csv`, `tipping.json`,
-/// `tipping.png/.svg`, or `phase.csv`, `phase.png/.svg`. `runs` holds every run, in order.
-pub fn write_outputs(dir: &Path, plan: &Plan, runs: &[RunPoint]) -> Result<SweepReport, Error> {
+/// `tipping.png/.svg`, or `phase.csv`, `phase.png/.svg`. `runs` holds every run, in
+/// (variant, value, seed, branch) order.
+pub fn write_outputs(dir: &Path, plan: &Plan, runs: &[Run]) -> Result<SweepReport, Error> {
     create_dir(dir)?;
     let stem = plan.kind.stem();
     let r = sweep::report(plan, runs);

@@ -1,16 +1,17 @@
-//! `tipping.csv` and `phase.csv`: one row per run of a sweep, in run order. One exporter
+//! `tipping.csv` and `phase.csv`: one row per run of a sweep, in (variant, value, seed,
+//! branch) order. One exporter
 //! for both files: a phase map is a tipping sweep with a second axis, and its file differs
 //! by that one column (`value2` after `value`).
 
 use super::csv::{num, text};
-use crate::experiment::plan::{Plan, RunPoint};
+use crate::experiment::plan::{Plan, Run};
 use std::fmt::Write;
 
 /// The bytes of `tipping.csv` (`variant,value,branch,seed,measure,state`) or, for a plan
 /// with two axes, `phase.csv` (`variant,value,value2,branch,seed,measure,state`, then the
 /// two parameters' key paths). `state` is the run's own health (`healthy` or `failed`),
 /// not the cell's region.
-pub fn sweep_csv(plan: &Plan, runs: &[RunPoint]) -> Vec<u8> {
+pub fn sweep_csv(plan: &Plan, runs: &[Run]) -> Vec<u8> {
     let two = plan.axes.len() > 1;
     let mut out = String::from(if two {
         "variant,value,value2,branch,seed,measure,state"
@@ -21,15 +22,14 @@ pub fn sweep_csv(plan: &Plan, runs: &[RunPoint]) -> Vec<u8> {
         let _ = writeln!(out, "{}", named_columns(plan));
     }
     for r in runs {
-        let p = plan.point(r.index);
         let _ = write!(
             out,
             "{},{}",
-            text(&plan.variants[p.variant].name),
-            num(plan.axes[0].values[p.at[0]])
+            text(&plan.variants[r.variant].name),
+            num(r.value[0])
         );
         if two {
-            let _ = write!(out, ",{}", num(plan.axes[1].values[p.at[1]]));
+            let _ = write!(out, ",{}", num(r.value[1]));
         }
         let state = if plan.healthy(r.measure) {
             "healthy"
@@ -39,14 +39,13 @@ pub fn sweep_csv(plan: &Plan, runs: &[RunPoint]) -> Vec<u8> {
         let _ = write!(
             out,
             ",{},{},{},{state}",
-            p.branch.name(),
-            p.seed,
+            r.branch.name(),
+            r.seed,
             num(r.measure.unwrap_or(f64::NAN))
         );
         if two {
             // The named columns repeat `value` and `value2`.
-            let (x, y) = (plan.axes[0].values[p.at[0]], plan.axes[1].values[p.at[1]]);
-            let _ = write!(out, ",{},{}", num(x), num(y));
+            let _ = write!(out, ",{},{}", num(r.value[0]), num(r.value[1]));
         }
         out.push('\n');
     }

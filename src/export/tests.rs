@@ -20,7 +20,7 @@ use crate::model::metrics::{
 };
 use crate::report::phase::PhaseMap;
 use crate::report::sweep::{SweepReport, report};
-use crate::scenario::sweep::Health;
+use crate::scenario::sweep::{Health, Method};
 use crate::scenario::{Column, Measure, Owner};
 use indexmap::IndexMap;
 use std::path::PathBuf;
@@ -213,13 +213,17 @@ fn tipping_plan() -> Plan {
                 name: "base".into(),
                 operating_point: vec![70.0],
                 untriggered: vec![],
+                tolerance: 0.0,
             },
             VariantPlan {
                 name: "budget, jitter".into(),
                 operating_point: vec![0.0],
                 untriggered: vec!["slowdown".into()],
+                tolerance: 0.0,
             },
         ],
+        method: Method::Grid,
+        settle_s: 0.0,
     }
 }
 
@@ -242,6 +246,7 @@ fn tipping_runs() -> Vec<RunPoint> {
         .map(|(i, &x)| RunPoint {
             index: i as u64,
             measure: (!x.is_nan()).then_some(x),
+            trace: None,
         })
         .collect()
 }
@@ -274,7 +279,10 @@ fn phase_plan() -> Plan {
             name: "base".into(),
             operating_point: vec![20.0, 30.0],
             untriggered: vec![],
+            tolerance: 0.0,
         }],
+        method: Method::Grid,
+        settle_s: 0.0,
     }
 }
 
@@ -287,12 +295,13 @@ fn phase_runs() -> Vec<RunPoint> {
     .map(|(i, &x)| RunPoint {
         index: i as u64,
         measure: Some(x),
+        trace: None,
     })
     .collect()
 }
 
 fn tipping_report() -> SweepReport {
-    report(&tipping_plan(), &tipping_runs())
+    report(&tipping_plan(), &tipping_plan().locate(&tipping_runs()))
 }
 
 #[test]
@@ -346,14 +355,24 @@ fn timeseries_csv_golden() {
 
 #[test]
 fn tipping_csv_golden() {
-    golden("tipping.csv", &sweep_csv(&tipping_plan(), &tipping_runs()));
+    golden(
+        "tipping.csv",
+        &sweep_csv(&tipping_plan(), &tipping_plan().locate(&tipping_runs())),
+    );
 }
 
 #[test]
 fn phase_csv_golden() {
-    golden("phase.csv", &sweep_csv(&phase_plan(), &phase_runs()));
+    golden(
+        "phase.csv",
+        &sweep_csv(&phase_plan(), &phase_plan().locate(&phase_runs())),
+    );
     // The public columns stay first; the two named after the parameters come last.
-    let csv = String::from_utf8(sweep_csv(&phase_plan(), &phase_runs())).unwrap();
+    let csv = String::from_utf8(sweep_csv(
+        &phase_plan(),
+        &phase_plan().locate(&phase_runs()),
+    ))
+    .unwrap();
     assert_eq!(
         csv.lines().next(),
         Some(
@@ -368,7 +387,7 @@ fn phase_csv_golden() {
 #[test]
 fn phase_json_golden() {
     let plan = phase_plan();
-    let r = report(&plan, &phase_runs());
+    let r = report(&plan, &plan.locate(&phase_runs()));
     golden("phase.json", &phase_json(&PhaseMap::new(&plan, &r)));
     // An operating point off the map has no cell.
     let mut off = plan.clone();
@@ -429,7 +448,8 @@ fn index_html_golden() {
 #[test]
 fn sweep_files_are_the_exported_bytes() {
     let dir = tempfile::tempdir().unwrap();
-    let (plan, runs) = (tipping_plan(), tipping_runs());
+    let plan = tipping_plan();
+    let runs = plan.locate(&tipping_runs());
     let r = crate::experiment::sweep::write_outputs(dir.path(), &plan, &runs).unwrap();
     assert_eq!(r, tipping_report());
     let read = |f: &str| std::fs::read(dir.path().join(f)).unwrap();

@@ -36,6 +36,13 @@ impl Sampler {
     }
 }
 
+impl Sampler {
+    /// The rows written so far.
+    pub(super) fn rows(&self) -> &[Vec<f64>] {
+        &self.rows
+    }
+}
+
 impl Simulation<'_> {
     /// Closes one window: rates per second over it, p99, pool averages, hit ratios; then
     /// the marks move to now and the next window end is scheduled.

@@ -83,6 +83,18 @@ pub fn run(sc: &Scenario, run: u64) -> Result<RunResult, SimError> {
     Simulation::new(sc, run).run()
 }
 
+/// Runs `sc` once like [`run`], but asks `stop` after every time-series window (with the
+/// rows so far) whether the run may end there: a sweep stops a run as soon as its class
+/// can no longer change. A stopped run ends at that window; its summary covers the time
+/// it ran (`sim_duration_s`), with every request accounted for as at any end.
+pub fn run_until(
+    sc: &Scenario,
+    run: u64,
+    stop: &mut dyn FnMut(SimTime, &[Vec<f64>]) -> bool,
+) -> Result<RunResult, SimError> {
+    Simulation::new(sc, run).run_until(stop)
+}
+
 impl<'a> Simulation<'a> {
     /// Builds the components of `sc`; random streams derive from (seed, run, name).
     pub fn new(sc: &'a Scenario, run: u64) -> Self {
@@ -141,7 +153,25 @@ impl<'a> Simulation<'a> {
     }
 
     /// Runs to the scenario's end and returns the measurements.
-    pub fn run(mut self) -> Result<RunResult, SimError> {
+    pub fn run(self) -> Result<RunResult, SimError> {
+        self.run_loop(|_, _| false)
+    }
+
+    /// Runs until the scenario's end or until `stop`, asked after every time-series
+    /// window, says the run may end ([`run_until`]).
+    pub fn run_until(
+        self,
+        stop: &mut dyn FnMut(SimTime, &[Vec<f64>]) -> bool,
+    ) -> Result<RunResult, SimError> {
+        self.run_loop(stop)
+    }
+
+    /// The event loop. `stop` is generic so that a plain run (`|_, _| false`) compiles to the
+    /// loop without the check.
+    fn run_loop<S: FnMut(SimTime, &[Vec<f64>]) -> bool>(
+        mut self,
+        mut stop: S,
+    ) -> Result<RunResult, SimError> {
         let wall = std::time::Instant::now();
         for c in 0..self.classes.len() {
             self.schedule_arrival(c);
@@ -168,7 +198,12 @@ impl<'a> Simulation<'a> {
             if self.prefetch {
                 self.fetch_ahead();
             }
+            let window = matches!(ev, Event::WindowEnd);
             self.dispatch(ev);
+            if window && self.now < self.end && stop(self.now, self.sampler.rows()) {
+                self.end = self.now;
+                break;
+            }
             if self.events & 0xFFFF == 0 {
                 self.check_limits()?;
             }

@@ -56,14 +56,15 @@ const HATCH: RGBColor = RGBColor(90, 90, 90);
 pub enum CellFill {
     /// Healthy without the trigger: shaded by the collapse probability.
     Collapse(RGBColor),
-    /// Failed without the trigger: the collapse probability says nothing of the trigger.
-    Overloaded,
+    /// Failed without the trigger (overloaded, or a spontaneous collapse): there the
+    /// collapse probability says nothing of the trigger.
+    FailsUntriggered,
 }
 
 /// The fill of one cell.
 pub fn cell_fill(c: &Cell) -> CellFill {
-    if c.state == Region::Overloaded {
-        CellFill::Overloaded
+    if matches!(c.state, Region::Overloaded | Region::Spontaneous) {
+        CellFill::FailsUntriggered
     } else {
         CellFill::Collapse(collapse_color(c.collapse_probability))
     }
@@ -207,7 +208,7 @@ fn draw_legend<DB: DrawingBackend>(
     // Each item: its symbol's width, then its text.
     let items: [(i32, &str); 4] = [
         (0, "collapse probability"),
-        (18, "overloaded (fails with no trigger)"),
+        (18, "fails with no trigger"),
         (12, "sampled point"),
         (16, "operating point"),
     ];
@@ -355,7 +356,7 @@ fn draw_phase_panel<DB: DrawingBackend>(
                 plot.draw(&Rectangle::new([a, b], color.filled()))
                     .map_err(err)?;
             }
-            CellFill::Overloaded => draw_hatched(&plot, a, b)?,
+            CellFill::FailsUntriggered => draw_hatched(&plot, a, b)?,
         }
     }
     for c in &v.points {
@@ -445,7 +446,7 @@ mod tests {
     }
 
     /// Darker means more seeds tipped: lightness falls strictly with the collapse
-    /// probability, the ends are the ends of the scale, and overloaded cells are grey.
+    /// probability, the ends are the ends of the scale, and cells failing without the trigger are grey.
     #[test]
     fn shading_follows_the_collapse_probability() {
         let mut last = f64::INFINITY;
@@ -474,6 +475,10 @@ mod tests {
             collapse_probability: p,
             collapse_interval: [0.0, 1.0],
             state,
+            seeds: 1,
+            spontaneous_collapses: 0,
+            healthy_hours: 0.0,
+            spontaneous_per_hour: 0.0,
         };
         assert_eq!(
             cell_fill(&cell(0.4, Region::Stable)),
@@ -483,10 +488,9 @@ mod tests {
             cell_fill(&cell(0.8, Region::Metastable)),
             CellFill::Collapse(collapse_color(0.8))
         );
-        assert_eq!(
-            cell_fill(&cell(1.0, Region::Overloaded)),
-            CellFill::Overloaded
-        );
+        for state in [Region::Overloaded, Region::Spontaneous] {
+            assert_eq!(cell_fill(&cell(1.0, state)), CellFill::FailsUntriggered);
+        }
         for k in 0..=10 {
             assert_ne!(collapse_color(k as f64 / 10.0), OVERLOADED);
         }

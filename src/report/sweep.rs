@@ -1,9 +1,9 @@
 //! The result of a sweep (tipping curve or phase map), derived from the experiment's
-//! [`Plan`] and one [`RunPoint`] per run: the regions, the tipping and overload points and
-//! the headroom; and the console tables. Nothing else goes in, so a merged set of shards
-//! gives exactly the bytes of one unsharded run.
+//! [`Plan`] and its [`Run`]s: the regions, the tipping and overload points with their
+//! intervals, the headroom, spontaneous collapse; and the console tables. Nothing else
+//! goes in, so a merged set of shards gives exactly the bytes of one unsharded run.
 
-use crate::experiment::plan::{Plan, RunPoint, threshold_fields};
+use crate::experiment::plan::{Branch, Plan, Run, threshold_fields};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -15,7 +15,10 @@ pub enum Region {
     Stable,
     /// Healthy without the trigger, still failed after it.
     Metastable,
-    /// Failed even without the trigger.
+    /// Without any trigger, healthy for a while (at least `settle`), then stuck: a
+    /// random fluctuation tipped it (most failed baseline runs went that way).
+    Spontaneous,
+    /// Failed even without the trigger, from the start: more offered than served.
     Overloaded,
 }
 
@@ -24,6 +27,7 @@ impl Region {
         match self {
             Region::Stable => "stable",
             Region::Metastable => "metastable",
+            Region::Spontaneous => "spontaneous",
             Region::Overloaded => "overloaded",
         }
     }
@@ -71,6 +75,16 @@ pub struct Cell {
     /// that collapsed: 0.21 to 1), which is what one seed can say.
     pub collapse_interval: [f64; 2],
     pub state: Region,
+    /// Seeds run at this value (an adaptive probe stops once its majorities are settled).
+    pub seeds: usize,
+    /// Baseline runs that were healthy for at least `settle`, then stuck to their end.
+    pub spontaneous_collapses: usize,
+    /// Hours the baseline runs spent before they got stuck (whole runs that did not;
+    /// runs failed from the start count none).
+    pub healthy_hours: f64,
+    /// Spontaneous collapses per healthy hour: the rate at which the design tips over by
+    /// itself at this value (0 when none was seen; then 3 / `healthy_hours` bounds it at 95%).
+    pub spontaneous_per_hour: f64,
 }
 
 /// `tipping.json` per variant.
@@ -78,10 +92,29 @@ pub struct Cell {
 pub struct VariantTipping {
     pub variant: String,
     pub operating_point: f64,
-    /// The lowest value where the triggered branch stays failed (majority of seeds).
+    /// Where the collapse probability crosses 0.5: interpolated between the highest value
+    /// below it that did not tip (majority of seeds) and the lowest that did; the lowest
+    /// value of the range when that already tips.
     pub tipping_point: Option<f64>,
-    /// The lowest value where the baseline fails (majority of seeds).
+    /// The same for the baseline: where most seeds fail without any trigger.
     pub overload_point: Option<f64>,
+    /// The bracket of the tipping point: the values either side of the crossing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tipping_interval: Option<[f64; 2]>,
+    /// The bracket of the overload point.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overload_interval: Option<[f64; 2]>,
+    /// The adaptive search's tolerance (absent for a grid).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tolerance: Option<f64>,
+    /// The logistic curve fitted to every triggered run's collapse (maximum likelihood):
+    /// `p(x) = 1 / (1 + exp(-(x - midpoint) / scale))`; absent when no run or every run
+    /// collapsed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub collapse_fit: Option<Logistic>,
+    /// The lowest value at which a baseline run collapsed by itself, if any did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spontaneous_from: Option<f64>,
     /// `tipping_point / operating_point`: below 1, the design already runs where a
     /// trigger tips it over.
     pub headroom: Option<f64>,
@@ -149,79 +182,164 @@ pub struct SweepReport {
     pub healthy_below: Option<f64>,
     pub trigger: Vec<String>,
     pub seeds: u32,
+    /// `adaptive` or `grid`.
+    pub method: &'static str,
     pub variants: Vec<VariantTipping>,
 }
 
-/// Derives the report from a plan and all of its runs (`runs[i].index == i`).
-pub fn report(plan: &Plan, runs: &[RunPoint]) -> SweepReport {
-    let seeds = plan.seeds as usize;
+/// A logistic curve of the collapse probability against the swept value.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Logistic {
+    pub midpoint: f64,
+    pub scale: f64,
+}
+
+impl Logistic {
+    /// The probability at `x`.
+    pub fn at(&self, x: f64) -> f64 {
+        1.0 / (1.0 + (-(x - self.midpoint) / self.scale).exp())
+    }
+
+    /// The maximum-likelihood fit to (value, collapsed) outcomes, its scale at least
+    /// `min_scale` (when the data separate perfectly the likelihood has no maximum: the
+    /// floor keeps the curve as steep as the data can tell, no steeper). `None` when the
+    /// outcomes are all alike.
+    pub fn fit(outcomes: &[(f64, bool)], min_scale: f64) -> Option<Self> {
+        if outcomes.iter().all(|o| o.1) || outcomes.iter().all(|o| !o.1) {
+            return None;
+        }
+        let (lo, hi) = outcomes
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), o| {
+                (a.min(o.0), b.max(o.0))
+            });
+        let span = (hi - lo).max(min_scale);
+        let loglik = |l: &Logistic| -> f64 {
+            outcomes
+                .iter()
+                .map(|&(x, c)| {
+                    let z = (x - l.midpoint) / l.scale;
+                    // log p = -ln(1 + e^-z), log (1-p) = -ln(1 + e^z), written stably.
+                    let softplus = |u: f64| u.max(0.0) + (-u.abs()).exp().ln_1p();
+                    if c { -softplus(-z) } else { -softplus(z) }
+                })
+                .sum()
+        };
+        let mut best: Option<(f64, Logistic)> = None;
+        for k in 0..=40 {
+            let scale = min_scale * (span / min_scale).powf(k as f64 / 40.0);
+            // For a fixed scale the log-likelihood is concave in the midpoint.
+            let (mut a, mut b) = (lo - span, hi + span);
+            for _ in 0..100 {
+                let (m1, m2) = (a + (b - a) / 3.0, b - (b - a) / 3.0);
+                let f = |m| loglik(&Logistic { midpoint: m, scale });
+                if f(m1) < f(m2) { a = m1 } else { b = m2 }
+            }
+            let l = Logistic {
+                midpoint: (a + b) / 2.0,
+                scale,
+            };
+            let ll = loglik(&l);
+            if best.is_none_or(|(v, _)| ll > v) {
+                best = Some((ll, l));
+            }
+        }
+        best.map(|b| b.1)
+    }
+}
+
+/// Where a 0.5 crossing lies between `lo` (share `p_lo` <= 0.5) and `hi` (share `p_hi` >
+/// 0.5): linear interpolation.
+fn crossing(lo: f64, p_lo: f64, hi: f64, p_hi: f64) -> f64 {
+    lo + (hi - lo) * ((0.5 - p_lo) / (p_hi - p_lo)).clamp(0.0, 1.0)
+}
+
+/// The point where `share` first exceeds 0.5 over `points` (sorted by value): the crossing
+/// estimate and its bracket (none when the lowest value already exceeds it).
+fn first_crossing(
+    points: &[Cell],
+    share: impl Fn(&Cell) -> f64,
+) -> Option<(f64, Option<[f64; 2]>)> {
+    let i = points.iter().position(|c| share(c) > 0.5)?;
+    Some(match i.checked_sub(1) {
+        None => (points[0].value, None),
+        Some(j) => {
+            let (a, b) = (&points[j], &points[i]);
+            (
+                crossing(a.value, share(a), b.value, share(b)),
+                Some([a.value, b.value]),
+            )
+        }
+    })
+}
+
+/// Derives the report from a plan and all of its runs, in (variant, value, seed, branch)
+/// order (as [`Plan::locate`] gives a grid's and the adaptive search its own).
+pub fn report(plan: &Plan, runs: &[Run]) -> SweepReport {
     let (a0, a1) = (&plan.axes[0], plan.axes.get(1));
     let variants = plan
         .variants
         .iter()
         .enumerate()
         .map(|(v, vp)| {
-            let points: Vec<Cell> = (0..plan.cells())
-                .map(|c| {
-                    let start = (v * plan.cells() + c) * seeds * 2;
-                    let runs = &runs[start..start + seeds * 2];
-                    let base: Vec<Option<f64>> =
-                        runs.iter().step_by(2).map(|r| r.measure).collect();
-                    let trig: Vec<Option<f64>> =
-                        runs.iter().skip(1).step_by(2).map(|r| r.measure).collect();
-                    let failed = |xs: &[Option<f64>]| {
-                        xs.iter().filter(|m| !plan.healthy(**m)).count() as f64 / seeds as f64
-                    };
-                    let (bf, tf) = (failed(&base), failed(&trig));
-                    let state = if bf > 0.5 {
-                        Region::Overloaded
-                    } else if tf > 0.5 {
-                        Region::Metastable
-                    } else {
-                        Region::Stable
-                    };
-                    let p = plan.point(start as u64);
-                    Cell {
-                        value: a0.values[p.at[0]],
-                        value2: a1.map(|a| a.values[p.at[1]]),
-                        baseline: Spread::of(&base),
-                        triggered: Spread::of(&trig),
-                        baseline_failed: bf,
-                        collapse_probability: tf,
-                        collapse_interval: wilson(tf, seeds),
-                        state,
-                    }
-                })
+            let mine: Vec<&Run> = runs.iter().filter(|r| r.variant == v).collect();
+            let points: Vec<Cell> = mine
+                .chunk_by(|a, b| a.value == b.value)
+                .map(|cell| make_cell(plan, cell, a1.is_some()))
                 .collect();
-            let lowest = |f: &dyn Fn(&Cell) -> bool| points.iter().find(|c| f(c)).map(|c| c.value);
-            let tipping_point = lowest(&|c| c.collapse_probability > 0.5);
             let op = vp.operating_point[0];
             let over = |x: f64| (op != 0.0).then(|| x / op);
-            // The grid value just below the tipping point: the last one that did not tip.
-            let tip_at = points.iter().position(|c| c.collapse_probability > 0.5);
-            let below = tip_at
-                .and_then(|i| i.checked_sub(1))
-                .map(|i| points[i].value);
+            let tipping = first_crossing(&points, |c| c.collapse_probability);
+            let overload = first_crossing(&points, |c| c.baseline_failed);
+            let tipping_point = tipping.map(|t| t.0);
+            let tipping_interval = tipping.and_then(|t| t.1);
+            let tips_at_bottom = tipping.is_some_and(|t| t.1.is_none());
             let (first, last) = (
                 points.first().map(|c| c.value),
                 points.last().map(|c| c.value),
             );
+            let outcomes: Vec<(f64, bool)> = mine
+                .iter()
+                .filter(|r| r.branch == Branch::Triggered)
+                .map(|r| (r.value[0], !plan.healthy(r.measure)))
+                .collect();
+            let adaptive = plan.method == crate::scenario::sweep::Method::Adaptive;
+            let span = last.zip(first).map_or(1.0, |(l, f)| l - f);
+            let min_scale = if adaptive {
+                vp.tolerance / 4.0
+            } else {
+                span / (4.0 * points.len().max(1) as f64)
+            }
+            .max(span * 1e-6)
+            .max(f64::MIN_POSITIVE);
             VariantTipping {
                 variant: vp.name.clone(),
                 operating_point: op,
                 tipping_point,
-                overload_point: lowest(&|c| c.baseline_failed > 0.5),
-                headroom: tipping_point.and_then(over),
-                headroom_interval: match (below.and_then(over), tipping_point.and_then(over)) {
-                    (Some(lo), Some(hi)) => Some([lo, hi]),
-                    _ => None,
+                overload_point: overload.map(|o| o.0),
+                tipping_interval,
+                overload_interval: overload.and_then(|o| o.1),
+                tolerance: adaptive.then_some(vp.tolerance),
+                collapse_fit: if a1.is_none() {
+                    Logistic::fit(&outcomes, min_scale)
+                } else {
+                    None
                 },
-                headroom_above: if tipping_point.is_none() {
+                spontaneous_from: points
+                    .iter()
+                    .find(|c| c.spontaneous_collapses > 0)
+                    .map(|c| c.value),
+                headroom: tipping_point.and_then(over),
+                headroom_interval: match tipping_interval {
+                    Some([lo, hi]) => over(lo).zip(over(hi)).map(|(a, b)| [a, b]),
+                    None => None,
+                },
+                headroom_above: if tipping.is_none() {
                     last.and_then(over)
                 } else {
                     None
                 },
-                headroom_at_most: if tip_at == Some(0) {
+                headroom_at_most: if tips_at_bottom {
                     first.and_then(over)
                 } else {
                     None
@@ -256,7 +374,69 @@ pub fn report(plan: &Plan, runs: &[RunPoint]) -> SweepReport {
         healthy_below,
         trigger: plan.trigger.clone(),
         seeds: plan.seeds,
+        method: plan.method.name(),
         variants,
+    }
+}
+
+/// One cell from its runs (both branches, every seed run there).
+fn make_cell(plan: &Plan, runs: &[&Run], two_axes: bool) -> Cell {
+    let of = |b: Branch| -> Vec<&Run> { runs.iter().copied().filter(|r| r.branch == b).collect() };
+    let (base, trig) = (of(Branch::Baseline), of(Branch::Triggered));
+    let measures = |xs: &[&Run]| -> Vec<Option<f64>> { xs.iter().map(|r| r.measure).collect() };
+    let share = |xs: &[&Run], f: &dyn Fn(&Run) -> bool| {
+        xs.iter().filter(|r| f(r)).count() as f64 / xs.len().max(1) as f64
+    };
+    let failed = |r: &Run| !plan.healthy(r.measure);
+    // A failed baseline run collapsed by itself when it was healthy for at least `settle`
+    // before it got stuck; otherwise it was overloaded from the start.
+    let spontaneous = |r: &Run| {
+        failed(r)
+            && r.trace
+                .is_some_and(|t| t.stuck_s.is_some_and(|s| s > 0.0 && s >= plan.settle_s))
+    };
+    let (bf, tf) = (share(&base, &failed), share(&trig, &failed));
+    let collapses = base.iter().filter(|r| spontaneous(r)).count();
+    let healthy_s: f64 = base
+        .iter()
+        .filter_map(|r| {
+            let t = r.trace?;
+            if failed(r) {
+                spontaneous(r).then(|| t.stuck_s.unwrap_or(t.ran_s))
+            } else {
+                Some(t.ran_s)
+            }
+        })
+        .sum();
+    let healthy_hours = healthy_s / 3600.0 + 0.0;
+    let state = if bf > 0.5 {
+        if 2 * collapses > base.iter().filter(|r| failed(r)).count() {
+            Region::Spontaneous
+        } else {
+            Region::Overloaded
+        }
+    } else if tf > 0.5 {
+        Region::Metastable
+    } else {
+        Region::Stable
+    };
+    Cell {
+        value: runs[0].value[0],
+        value2: two_axes.then_some(runs[0].value[1]),
+        baseline: Spread::of(&measures(&base)),
+        triggered: Spread::of(&measures(&trig)),
+        baseline_failed: bf,
+        collapse_probability: tf,
+        collapse_interval: wilson(tf, trig.len()),
+        state,
+        seeds: trig.len(),
+        spontaneous_collapses: collapses,
+        healthy_hours,
+        spontaneous_per_hour: if healthy_hours > 0.0 {
+            collapses as f64 / healthy_hours
+        } else {
+            0.0
+        },
     }
 }
 
@@ -385,6 +565,7 @@ pub fn phase_table(r: &SweepReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::experiment::plan::RunPoint;
     use crate::experiment::plan::tests::plan;
 
     #[test]
@@ -403,25 +584,61 @@ mod tests {
             .map(|(i, x)| RunPoint {
                 index: i as u64,
                 measure: Some(*x),
+                trace: None,
             })
             .collect();
-        let r = report(&p, &runs);
+        let r = report(&p, &p.locate(&runs));
         let v = &r.variants[0];
         let states: Vec<Region> = v.points.iter().map(|c| c.state).collect();
         assert_eq!(
             states,
             [Region::Stable, Region::Metastable, Region::Overloaded]
         );
-        assert_eq!(v.tipping_point, Some(2.0));
-        assert_eq!(v.overload_point, Some(3.0));
-        assert_eq!(v.headroom, Some(1.0));
+        // The collapse probability goes 0 -> 2/3 from 1 to 2: it crosses 0.5 at 1.75; the
+        // baseline's failed share 0 -> 2/3 from 2 to 3: at 2.75.
+        assert_eq!(v.tipping_point, Some(1.75));
+        assert_eq!(v.overload_point, Some(2.75));
+        assert_eq!(v.tipping_interval, Some([1.0, 2.0]));
+        assert_eq!(v.overload_interval, Some([2.0, 3.0]));
+        assert_eq!(v.headroom, Some(0.875));
         assert!((v.points[1].collapse_probability - 2.0 / 3.0).abs() < 1e-12);
         // The grid brackets the tipping point between 1 (did not tip) and 2.
         assert_eq!(v.headroom_interval, Some([0.5, 1.0]));
         assert_eq!((v.headroom_above, v.headroom_at_most), (None, None));
-        assert_eq!(v.headroom_cell(), "1 (0.5-1)");
+        assert_eq!(v.headroom_cell(), "0.875 (0.5-1)");
+        // The fitted curve crosses 0.5 inside the bracket.
+        let fit = v.collapse_fit.unwrap();
+        assert!(fit.midpoint > 1.0 && fit.midpoint < 2.0, "{fit:?}");
         // Three seeds cannot make 2 of 3 sure: no bound on either side.
         assert_eq!(v.tipping_bounds_95, [None, None]);
+    }
+
+    /// The logistic fit recovers a known curve from many outcomes (law: maximum likelihood
+    /// is consistent; 20 outcomes at each of 41 values of p(x) = 1/(1+e^-(x-5)) drawn
+    /// deterministically by a low-discrepancy rule, midpoint within 0.15 and scale within
+    /// 20%), and keeps its scale at the floor when the outcomes separate perfectly.
+    #[test]
+    fn the_logistic_fit_finds_the_crossing() {
+        let truth = Logistic {
+            midpoint: 5.0,
+            scale: 1.0,
+        };
+        let mut outcomes = Vec::new();
+        for i in 0..=40 {
+            let x = i as f64 * 0.25;
+            for k in 0..20 {
+                let u = (k as f64 + 0.5) / 20.0;
+                outcomes.push((x, u < truth.at(x)));
+            }
+        }
+        let fit = Logistic::fit(&outcomes, 0.01).unwrap();
+        assert!((fit.midpoint - 5.0).abs() < 0.15, "{fit:?}");
+        assert!((fit.scale - 1.0).abs() < 0.2, "{fit:?}");
+        let sharp: Vec<(f64, bool)> = (0..10).map(|i| (i as f64, i >= 6)).collect();
+        let fit = Logistic::fit(&sharp, 0.1).unwrap();
+        assert!(fit.midpoint > 5.0 && fit.midpoint < 6.0, "{fit:?}");
+        assert!((fit.scale - 0.1).abs() < 1e-9, "{fit:?}");
+        assert_eq!(Logistic::fit(&[(1.0, true), (2.0, true)], 0.1), None);
     }
 
     /// Wilson score intervals: one seed that collapsed says little (0.21 to 1); 20 of 20
@@ -457,15 +674,16 @@ mod tests {
                 .map(|(i, x)| RunPoint {
                     index: i as u64,
                     measure: Some(*x),
+                    trace: None,
                 })
                 .collect()
         };
-        let never = report(&p, &runs([1.0; 6]));
+        let never = report(&p, &p.locate(&runs([1.0; 6])));
         let v = &never.variants[0];
         assert_eq!((v.tipping_point, v.headroom_interval), (None, None));
         assert_eq!(v.headroom_above, Some(1.5));
         assert_eq!(v.headroom_cell(), "> 1.5");
-        let always = report(&p, &runs([1.0, 0.0, 1.0, 0.0, 1.0, 0.0]));
+        let always = report(&p, &p.locate(&runs([1.0, 0.0, 1.0, 0.0, 1.0, 0.0])));
         let v = &always.variants[0];
         assert_eq!(v.tipping_point, Some(1.0));
         assert_eq!((v.headroom_interval, v.headroom_at_most), (None, Some(0.5)));

@@ -17,6 +17,7 @@ pub fn region_color(r: Region) -> RGBColor {
     match r {
         Region::Stable => RGBColor(0, 158, 115),
         Region::Metastable => RGBColor(230, 159, 0),
+        Region::Spontaneous => RGBColor(204, 121, 167),
         Region::Overloaded => RGBColor(213, 94, 0),
     }
 }
@@ -159,8 +160,10 @@ fn draw_tipping_panel<DB: DrawingBackend>(
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(60)
+        .right_y_label_area_size(if v.collapse_fit.is_some() { 60 } else { 0 })
         .build_cartesian_2d(xr.0..xr.1, y0..y1)
-        .map_err(err)?;
+        .map_err(err)?
+        .set_secondary_coord(xr.0..xr.1, 0.0..1.0);
     // Regions first, under everything else.
     let edges = bands(&values, xr);
     for (c, (a, b)) in v.points.iter().zip(&edges) {
@@ -268,6 +271,36 @@ fn draw_tipping_panel<DB: DrawingBackend>(
                 (x, y0 + (y1 - y0) * (0.08 + 0.07 * k as f64)),
                 ("sans-serif", 14).into_font().color(&color),
             )))
+            .map_err(err)?;
+    }
+    // The fitted collapse probability on the right-hand axis, and each probe's observed
+    // share as a ring: where the seeds put the crossing, and how sure each probe is.
+    if let Some(fit) = v.collapse_fit {
+        chart
+            .configure_secondary_axes()
+            .y_desc("collapse probability (fitted curve, probes)")
+            .label_style(("sans-serif", 14))
+            .draw()
+            .map_err(err)?;
+        let color = region_color(Region::Metastable);
+        let curve: Vec<(f64, f64)> = (0..=200)
+            .map(|k| {
+                let x = xr.0 + (xr.1 - xr.0) * k as f64 / 200.0;
+                (x, fit.at(x))
+            })
+            .collect();
+        let style = color.stroke_width(2);
+        chart
+            .draw_secondary_series(DashedLineSeries::new(curve, 6, 4, style))
+            .map_err(err)?
+            .label("collapse probability (fit)")
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+        chart
+            .draw_secondary_series(
+                v.points.iter().map(|c| {
+                    Circle::new((c.value, c.collapse_probability), 4, color.stroke_width(1))
+                }),
+            )
             .map_err(err)?;
     }
     chart

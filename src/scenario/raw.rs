@@ -488,6 +488,11 @@ pub struct RawTipping {
     pub label: Option<String>,
     /// The unit of its values on axes and tables (not for durations: seconds).
     pub unit: Option<String>,
+    /// How the tipping point is searched: `"adaptive"` (bracket, then bisect) or `"grid"`.
+    pub method: Option<String>,
+    /// How closely the adaptive search pins the tipping and overload points (a number in
+    /// the parameter's units, or a duration for a duration axis).
+    pub tolerance: Option<Value>,
 }
 
 /// `[phase]` as written: the second axis of a phase map.

@@ -6,8 +6,8 @@
 //! `tipping.rs`) with the slowdown's length as the second axis. At 5 requests/s even n x
 //! rate stays under C (stable); at 65 the failed state sustains (n x rate > C) but the
 //! baseline holds (rate < C); at 125 the baseline fails (rate > C). A 60 s x20 slowdown
-//! fills the queue at any of these loads, so the 60 s row reads stable, metastable,
-//! overloaded: far from both thresholds (25 and 100), so one seed decides it safely.
+//! fills the queue past the timeout at any of these loads, so the 60 s row reads stable,
+//! metastable, overloaded: far from both thresholds (25 and 100), so one seed decides it.
 
 use super::tipping::LAW;
 use crate::common::brink_bin;
@@ -62,12 +62,13 @@ fn phase_writes_json_with_cells_operating_point_and_named_csv_columns() {
         let p = c["collapse_probability"].as_f64().unwrap();
         assert!((0.0..=1.0).contains(&p), "{c}");
     }
-    // The operating point is the scenario's own rate (50) and slowdown (60 s), on both axes.
+    // The operating point is the scenario's own rate (50) and slowdown (10 s), on both
+    // axes; its cell is the nearest sampled one (65, 1 s).
     let map = &m["maps"][0];
     assert_eq!(map["variant"], "base");
-    assert_eq!(map["operating_point"], serde_json::json!([50.0, 60.0]));
+    assert_eq!(map["operating_point"], serde_json::json!([50.0, 10.0]));
     assert_eq!(map["operating_cell"]["value"], 65.0);
-    assert_eq!(map["operating_cell"]["value2"], 60.0);
+    assert_eq!(map["operating_cell"]["value2"], 1.0);
     assert_eq!(map["boundary"].as_array().unwrap().len(), 2);
     assert_eq!(map["boundary"][1]["tipping_point"], 65.0);
     let csv = std::fs::read_to_string(dir.join("phase.csv")).unwrap();

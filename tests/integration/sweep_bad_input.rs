@@ -201,6 +201,26 @@ fn bad_sweep_settings_exit_2_naming_the_key() {
             "[tipping] sweep value",
         ),
         (&["--variant", "nope"], "variant.nope", "no such variant"),
+        (
+            &["--set", "tipping.method=\"adaptiv\""],
+            "tipping.method",
+            "did you mean `adaptive`?",
+        ),
+        (
+            &["--set", "tipping.tolerance=0"],
+            "tipping.tolerance",
+            "must be above 0",
+        ),
+        (
+            &["--set", "tipping.tolerance=1000"],
+            "tipping.tolerance",
+            "at most the range",
+        ),
+        (
+            &["--set", "tipping.tolerance=\"1s\""],
+            "tipping.tolerance",
+            "is a number",
+        ),
     ];
     for (args, path, also) in cases {
         refused("tipping", GOOD, args, path, also);

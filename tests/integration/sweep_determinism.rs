@@ -70,16 +70,26 @@ fn jobs_do_not_change_the_outputs() {
     same_files(&one, &two, &FILES);
     let csv = std::fs::read_to_string(one.join("retry-storm/tipping.csv")).unwrap();
     assert!(csv.starts_with("variant,value,branch,seed,measure,state\n"));
-    // 2 variants x 5 values x 2 seeds x 2 branches.
+    // The adaptive search adds probes between the 5 values.
+    assert!(csv.lines().count() > 1 + 20, "{csv}");
+    // A grid: 2 variants x 5 values x 2 seeds x 2 branches.
+    let (g1, g2) = (tmp.path().join("g1"), tmp.path().join("g2"));
+    let grid = ["--set", "tipping.method=\"grid\""];
+    sweep("tipping", &g1, &[&["--jobs", "1"][..], &grid].concat());
+    sweep("tipping", &g2, &[&["--jobs", "2"][..], &grid].concat());
+    same_files(&g1, &g2, &FILES);
+    let csv = std::fs::read_to_string(g1.join("retry-storm/tipping.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 40);
 }
 
+/// A sharded sweep is a grid (an adaptive search cannot be split up front): its merged
+/// files equal those of the unsharded grid.
 #[test]
 fn merged_shards_equal_the_unsharded_run() {
     let tmp = tempfile::tempdir().unwrap();
     let (whole, parts) = (tmp.path().join("whole"), tmp.path().join("parts"));
     for cmd in ["tipping", "phase"] {
-        sweep(cmd, &whole, &[]);
+        sweep(cmd, &whole, &["--set", "tipping.method=\"grid\""]);
         sweep(cmd, &parts, &["--shard", "1/2"]);
         sweep(cmd, &parts, &["--shard", "0/2"]);
     }

@@ -115,6 +115,39 @@ impl Health {
     }
 }
 
+/// How a tipping sweep places its probes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// Every value of the grid (`points` from `from` to `to`), every seed.
+    Grid,
+    /// The grid as a first bracket, each probe's seeds added one at a time until its
+    /// majority is settled, then bisection of the brackets of the tipping and overload
+    /// points down to `tolerance`.
+    #[default]
+    Adaptive,
+}
+
+impl Method {
+    /// The names a file may use, in the order docs list them.
+    pub const NAMES: [&'static str; 2] = ["adaptive", "grid"];
+
+    /// The name as written in files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Grid => "grid",
+            Method::Adaptive => "adaptive",
+        }
+    }
+}
+
+/// The default tolerance of the adaptive search, as a share of the operating point.
+pub const DEFAULT_TOLERANCE: f64 = 0.02;
+
+/// The most bisection probes the adaptive search places per bracket: a bound on the
+/// work a tiny tolerance can ask for (2^-40 of the range is below any useful precision).
+pub const MAX_BISECTIONS: u32 = 40;
+
 /// The validated `[tipping]` section.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tipping {
@@ -131,6 +164,32 @@ pub struct Tipping {
     pub duration_ns: Option<SimTime>,
     /// Where measuring starts: the end of the last trigger event plus `settle`.
     pub window_start_ns: SimTime,
+    pub method: Method,
+    /// The adaptive search's tolerance in the axis's values (seconds for durations);
+    /// `None`: [`DEFAULT_TOLERANCE`] of each variant's operating point.
+    pub tolerance: Option<f64>,
+}
+
+impl Tipping {
+    /// The tolerance for a variant whose operating point is `op`: the file's, else 2% of
+    /// the operating point (2% of the range when the operating point is 0), at least one
+    /// step of a whole-number axis.
+    pub fn tolerance_at(&self, op: f64) -> f64 {
+        let (lo, hi) = (
+            self.axis.values[0],
+            self.axis.values[self.axis.values.len() - 1],
+        );
+        let t = self.tolerance.unwrap_or(if op.abs() > 0.0 {
+            DEFAULT_TOLERANCE * op.abs()
+        } else {
+            DEFAULT_TOLERANCE * (hi - lo)
+        });
+        if self.axis.unit == AxisUnit::Integer {
+            t.max(1.0)
+        } else {
+            t.max((hi - lo) * 1e-9)
+        }
+    }
 }
 
 /// The validated `[phase]` section (the first axis is the `[tipping]` one).

@@ -9,7 +9,9 @@ use crate::scenario::columns::{Owner, columns};
 use crate::scenario::overrides;
 use crate::scenario::raw::RawScenario;
 use crate::scenario::spec::Config;
-use crate::scenario::spec::sweep::{Axis, AxisUnit, Health, MAX_RUNS, Measure, Phase, Tipping};
+use crate::scenario::spec::sweep::{
+    Axis, AxisUnit, Health, MAX_RUNS, Measure, Method, Phase, Tipping,
+};
 use toml::{Table, Value};
 
 /// Validates `[tipping]` and `[phase]` against the rest of the scenario. `table` is the
@@ -117,7 +119,39 @@ pub fn tipping(
             );
         }
     };
+    let method = match t.method.as_deref() {
+        None => Method::default(),
+        Some(m) => match Method::NAMES.iter().position(|n| *n == m) {
+            Some(0) => Method::Adaptive,
+            Some(_) => Method::Grid,
+            None => {
+                let hint = did_you_mean(m, Method::NAMES.iter().copied());
+                return bad(
+                    "tipping.method",
+                    format!("`{m}` is not a search method (known: adaptive, grid){hint}"),
+                );
+            }
+        },
+    };
+    let tolerance = match &t.tolerance {
+        None => None,
+        Some(v) => {
+            let x = axis_value("tipping", "tolerance", &t.vary, axis.unit, v)?;
+            let range = axis.values[axis.values.len() - 1] - axis.values[0];
+            if !(x > 0.0 && x >= range * 1e-6 && x <= range.max(0.0)) {
+                return bad(
+                    "tipping.tolerance",
+                    format!(
+                        "must be above 0, at least a millionth of the range and at most the range ({range}), not {x}"
+                    ),
+                );
+            }
+            Some(x)
+        }
+    };
     let tipping = Tipping {
+        method,
+        tolerance,
         axis,
         trigger: t.trigger.clone(),
         settle_ns,
@@ -224,32 +258,7 @@ fn read_axis(
             ),
         );
     };
-    let read = |key: &str, v: &Value| -> V<f64> {
-        let p = format!("{section}.{key}");
-        let x = match (unit, v) {
-            (AxisUnit::Seconds, Value::String(s)) => parse_duration(s)
-                .map(ns_to_secs)
-                .map_err(|e| (p.clone(), e))?,
-            (AxisUnit::Seconds, _) => {
-                return bad(
-                    p,
-                    format!("`{path}` is a duration, so this must be one too, e.g. \"30s\""),
-                );
-            }
-            (_, Value::Integer(i)) => *i as f64,
-            (_, Value::Float(f)) => *f,
-            _ => {
-                return bad(
-                    p,
-                    format!("`{path}` is a number, so this must be one too, not {v}"),
-                );
-            }
-        };
-        if !x.is_finite() {
-            return bad(p, format!("must be finite, not {x}"));
-        }
-        Ok(x)
-    };
+    let read = |key: &str, v: &Value| axis_value(section, key, path, unit, v);
     let operating_point = read("vary", base).map_err(|(_, m)| (vary.clone(), m))?;
     let (lo, hi) = (read("from", from)?, read("to", to)?);
     if lo >= hi {
@@ -286,6 +295,35 @@ fn read_axis(
         label: None,
         unit_name: None,
     })
+}
+
+/// Reads `[section].key` as a value of the axis of `path` (a number, or a duration for a
+/// duration axis, in seconds); finite.
+fn axis_value(section: &str, key: &str, path: &str, unit: AxisUnit, v: &Value) -> V<f64> {
+    let p = format!("{section}.{key}");
+    let x = match (unit, v) {
+        (AxisUnit::Seconds, Value::String(s)) => parse_duration(s)
+            .map(ns_to_secs)
+            .map_err(|e| (p.clone(), e))?,
+        (AxisUnit::Seconds, _) => {
+            return bad(
+                p,
+                format!("`{path}` is a duration, so this must be one too, e.g. \"30s\""),
+            );
+        }
+        (_, Value::Integer(i)) => *i as f64,
+        (_, Value::Float(f)) => *f,
+        _ => {
+            return bad(
+                p,
+                format!("`{path}` is a number, so this must be one too, not {v}"),
+            );
+        }
+    };
+    if !x.is_finite() {
+        return bad(p, format!("must be finite, not {x}"));
+    }
+    Ok(x)
 }
 
 /// Checks `[section].label` and `.unit` and puts them on the axis: short single lines (so
