@@ -10,6 +10,7 @@
 //! | `tipping.json` | [`tipping_json()`] | [`SweepReport`](crate::report::sweep::SweepReport) |
 //! | `hysteresis.csv` | [`hysteresis_csv()`] | [`HysteresisReport`](crate::report::hysteresis::HysteresisReport) |
 //! | `hysteresis.json` | [`hysteresis_json()`] | [`HysteresisReport`](crate::report::hysteresis::HysteresisReport) |
+//! | `phase.json` | [`phase_json()`] | [`PhaseMap`](crate::report::phase::PhaseMap) |
 //! | `<kind>.shard-K-of-N.json` | [`shard_json()`] | [`ShardFile`] |
 //! | `index.html` | [`index_html()`] | [`Section`]s |
 //!
@@ -19,6 +20,7 @@ pub mod csv;
 pub mod hysteresis_csv;
 pub mod hysteresis_json;
 pub mod index_html;
+pub mod phase_json;
 pub mod shard_json;
 pub mod summary_json;
 pub mod sweep_csv;
@@ -31,6 +33,7 @@ mod tests;
 pub use hysteresis_csv::hysteresis_csv;
 pub use hysteresis_json::hysteresis_json;
 pub use index_html::{Section, index_html};
+pub use phase_json::phase_json;
 pub use shard_json::{ShardFile, shard_json};
 pub use summary_json::summary_json;
 pub use sweep_csv::sweep_csv;

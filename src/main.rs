@@ -61,7 +61,7 @@ enum Command {
     /// tipping.json and tipping.png/.svg, and print the headroom table.
     Tipping(SweepArgs),
     /// Map stable / metastable / overloaded over the [tipping] and [phase] parameters;
-    /// write phase.csv and phase.png/.svg.
+    /// write phase.csv, phase.json and phase.png/.svg.
     Phase(SweepArgs),
     /// Ramp the [tipping] parameter slowly up, then back down, in one run (triggers off);
     /// write hysteresis.csv, hysteresis.json and hysteresis.png/.svg, and print where it

@@ -8,6 +8,8 @@ pub mod files;
 pub mod human_time;
 pub mod hysteresis;
 pub mod hysteresis_plot;
+pub mod phase;
+pub mod phase_plot;
 pub mod sweep;
 pub mod sweep_plot;
 pub mod timeline;

@@ -12,8 +12,9 @@ use super::{Error, create_dir, shard, write_file};
 use crate::engine::time::{SimTime, ns_to_secs, secs_to_ns};
 use crate::export;
 use crate::model::{self, RunResult, SimError};
+use crate::report::phase::PhaseMap;
 use crate::report::sweep::{self, SweepReport};
-use crate::report::sweep_plot;
+use crate::report::{phase_plot, sweep_plot};
 use crate::scenario::sweep::{Axis, AxisUnit, Health, Measure, Method, Tipping};
 use crate::scenario::{self, Loader, Override, Scenario, ScenarioError};
 use rayon::prelude::*;
@@ -499,7 +500,12 @@ pub fn write_outputs(dir: &Path, plan: &Plan, runs: &[Run]) -> Result<SweepRepor
             write_file(&dir.join("tipping.json"), &export::tipping_json(&r))?;
             sweep_plot::write_tipping(dir, &r).map_err(|e| Error::io(&p, e))?;
         }
-        Kind::Phase => sweep_plot::write_phase(dir, &r).map_err(|e| Error::io(&p, e))?,
+        Kind::Phase => {
+            // and `phase.json`: the report with both operating values and the grid.
+            let map = PhaseMap::new(plan, &r);
+            write_file(&dir.join("phase.json"), &export::phase_json(&map))?;
+            phase_plot::write_phase(dir, &map).map_err(|e| Error::io(&p, e))?;
+        }
     }
     Ok(r)
 }

@@ -18,6 +18,7 @@ use crate::experiment::plan::{AxisPlan, Kind, Plan, RunPoint, VariantPlan};
 use crate::model::metrics::{
     CacheSummary, CallSummary, ClassSummary, Latency, PoolSummary, Summary, TimeSeries,
 };
+use crate::report::phase::PhaseMap;
 use crate::report::sweep::{SweepReport, report};
 use crate::scenario::sweep::{Health, Method};
 use crate::scenario::{Column, Measure, Owner};
@@ -366,6 +367,34 @@ fn phase_csv_golden() {
         "phase.csv",
         &sweep_csv(&phase_plan(), &phase_plan().locate(&phase_runs())),
     );
+    // The public columns stay first; the two named after the parameters come last.
+    let csv = String::from_utf8(sweep_csv(
+        &phase_plan(),
+        &phase_plan().locate(&phase_runs()),
+    ))
+    .unwrap();
+    assert_eq!(
+        csv.lines().next(),
+        Some(
+            "variant,value,value2,branch,seed,measure,state,class.request.rate,event.slowdown.for"
+        )
+    );
+}
+
+/// `phase.json`: the report's fields after `kind`, then the grid and per variant the
+/// operating point on both axes (20 requests/s, 30 s: nearest cell (20, 0.5 s)), its cell
+/// and the boundary (at 0.5 s only the overloaded 30 tips; at 60 s, 10 already does).
+#[test]
+fn phase_json_golden() {
+    let plan = phase_plan();
+    let r = report(&plan, &plan.locate(&phase_runs()));
+    golden("phase.json", &phase_json(&PhaseMap::new(&plan, &r)));
+    // An operating point off the map has no cell.
+    let mut off = plan.clone();
+    off.variants[0].operating_point = vec![20.0, 90.0];
+    let m = PhaseMap::new(&off, &r);
+    assert_eq!(m.maps[0].operating_point, [20.0, 90.0]);
+    assert_eq!(m.maps[0].operating_cell, None);
 }
 
 #[test]

@@ -1,7 +1,7 @@
-//! Pictures of sweeps, drawn from the sweep report only: the tipping curve (measure
-//! against the swept value, both branches with their seed spread, the three regions shaded
-//! and named, the operating, tipping and overload points marked, a headroom table) and the
-//! phase map (each cell coloured by its region).
+//! The tipping curve picture, drawn from the sweep report only: measure against the swept
+//! value, both branches with their seed spread, the three regions shaded and named, the
+//! operating, tipping and overload points marked, a headroom table. The phase map is drawn
+//! in [`super::phase_plot`], which shares the layout helpers here.
 
 use super::figure::{self, Figure};
 use super::sweep::{Cell, Region, SweepReport, headroom_rows, short};
@@ -27,7 +27,7 @@ pub(super) fn err<E: std::fmt::Display>(e: E) -> String {
 }
 
 /// The small-multiples grid: columns and rows for `n` panels.
-fn grid(n: usize) -> (usize, usize) {
+pub(super) fn grid(n: usize) -> (usize, usize) {
     let cols = if n <= 1 { 1 } else { 2 };
     (cols, n.div_ceil(cols).max(1))
 }
@@ -44,7 +44,7 @@ fn x_range(values: &[f64]) -> (f64, f64) {
 }
 
 /// The edges of the band each value stands for (midpoints between neighbours).
-fn bands(values: &[f64], range: (f64, f64)) -> Vec<(f64, f64)> {
+pub(super) fn bands(values: &[f64], range: (f64, f64)) -> Vec<(f64, f64)> {
     (0..values.len())
         .map(|i| {
             let a = if i == 0 {
@@ -62,7 +62,7 @@ fn bands(values: &[f64], range: (f64, f64)) -> Vec<(f64, f64)> {
         .collect()
 }
 
-fn axis_label(path: &str, unit: &Option<String>) -> String {
+pub(super) fn axis_label(path: &str, unit: &Option<String>) -> String {
     match unit {
         Some(u) => format!("{path} ({u})"),
         None => path.to_string(),
@@ -331,122 +331,6 @@ fn draw_table<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &SweepReport
             ))
             .map_err(err)?;
         }
-    }
-    Ok(())
-}
-
-struct PhaseFigure<'a>(&'a SweepReport);
-
-/// Writes `phase.png` and `phase.svg` into `dir`.
-pub fn write_phase(dir: &Path, r: &SweepReport) -> std::io::Result<()> {
-    figure::write(dir, "phase", &PhaseFigure(r))
-}
-
-impl Figure for PhaseFigure<'_> {
-    fn size(&self) -> (u32, u32) {
-        let (cols, rows) = grid(self.0.variants.len());
-        (if cols == 1 { 1000 } else { 1500 }, 120 + 520 * rows as u32)
-    }
-
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Res {
-        let r = self.0;
-        root.fill(&WHITE).map_err(err)?;
-        let (cols, rows) = grid(r.variants.len());
-        let (top, body) = root.split_vertically(90);
-        top.draw(&Text::new(
-            format!("{}: phase map", r.title),
-            (20, 10),
-            ("sans-serif", 24).into_font().style(FontStyle::Bold),
-        ))
-        .map_err(err)?;
-        let mut x = 20;
-        for region in [Region::Stable, Region::Metastable, Region::Overloaded] {
-            top.draw(&Rectangle::new(
-                [(x, 50), (x + 18, 68)],
-                region_color(region).mix(0.6).filled(),
-            ))
-            .map_err(err)?;
-            top.draw(&Text::new(
-                region.name().to_string(),
-                (x + 26, 50),
-                ("sans-serif", 16).into_font(),
-            ))
-            .map_err(err)?;
-            x += 160;
-        }
-        top.draw(&Text::new(
-            format!("black line: operating point; measure {}", r.measure),
-            (x + 20, 50),
-            ("sans-serif", 16).into_font(),
-        ))
-        .map_err(err)?;
-        let areas = body.split_evenly((rows, cols));
-        for (v, area) in r.variants.iter().zip(areas.iter()) {
-            draw_phase_panel(area, r, v)?;
-        }
-        Ok(())
-    }
-}
-
-fn draw_phase_panel<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    r: &SweepReport,
-    v: &super::sweep::VariantTipping,
-) -> Res {
-    let mut xs: Vec<f64> = v.points.iter().map(|c| c.value).collect();
-    xs.dedup();
-    let mut ys: Vec<f64> = v.points.iter().filter_map(|c| c.value2).collect();
-    ys.sort_by(f64::total_cmp);
-    ys.dedup();
-    if xs.is_empty() || ys.is_empty() {
-        return Ok(());
-    }
-    let (xr, yr) = (x_range(&xs), x_range(&ys));
-    let (xb, yb) = (bands(&xs, xr), bands(&ys, yr));
-    let mut chart = ChartBuilder::on(area)
-        .caption(v.variant.clone(), ("sans-serif", 19))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
-        .build_cartesian_2d(xr.0..xr.1, yr.0..yr.1)
-        .map_err(err)?;
-    chart
-        .configure_mesh()
-        .disable_mesh()
-        .label_style(("sans-serif", 14))
-        .x_desc(axis_label(r.axis_name(), &r.unit))
-        .y_desc(axis_label(r.axis2_name(), &r.unit2.clone()))
-        .draw()
-        .map_err(err)?;
-    for c in &v.points {
-        let (Some(i), Some(j)) = (
-            xs.iter().position(|x| *x == c.value),
-            c.value2.and_then(|y| ys.iter().position(|v| *v == y)),
-        ) else {
-            continue;
-        };
-        chart
-            .draw_series(std::iter::once(Rectangle::new(
-                [(xb[i].0, yb[j].0), (xb[i].1, yb[j].1)],
-                region_color(c.state).mix(0.55).filled(),
-            )))
-            .map_err(err)?;
-    }
-    let op = v.operating_point;
-    if op >= xr.0 && op <= xr.1 {
-        chart
-            .draw_series(std::iter::once(PathElement::new(
-                vec![(op, yr.0), (op, yr.1)],
-                BLACK.stroke_width(2),
-            )))
-            .map_err(err)?;
-        chart
-            .draw_series(std::iter::once(Text::new(
-                format!("operating {}", short(Some(op))),
-                (op, yr.1 - (yr.1 - yr.0) * 0.03),
-                ("sans-serif", 14).into_font(),
-            )))
-            .map_err(err)?;
     }
     Ok(())
 }

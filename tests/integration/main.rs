@@ -8,6 +8,7 @@ mod determinism;
 mod grab;
 mod hysteresis;
 mod load_shedding;
+mod phase;
 mod queueing;
 mod retries;
 mod retry_amplification;

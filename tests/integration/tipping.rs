@@ -16,7 +16,7 @@ use std::process::Command;
 /// that below C/n the backlog it leaves (under ~1,000 queries) drains within `settle` even
 /// at 5% below C/n, where it drains at C - n x rate = 5/s: the window then sees where the
 /// failed state sustains, not how slowly it drains.
-const LAW: &str = r#"
+pub const LAW: &str = r#"
 title = "One pool, n attempts: the failed state sustains while n x rate > C"
 duration = "900s"
 
