@@ -51,6 +51,24 @@ pub struct VariantPlan {
     /// shard files: a sharded sweep is a grid).
     #[serde(skip)]
     pub tolerance: f64,
+    /// The mean time to spontaneous collapse at the operating point, when the scenario
+    /// has a `[collapse]` section (estimated once per sweep, and per shard alike).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collapse_time: Option<CollapseTime>,
+}
+
+/// What `tipping.json` and the headroom table say of the mean time to collapse.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CollapseTime {
+    /// Where it was estimated: the operating point.
+    pub at: f64,
+    /// Seconds, with the estimator's approximate 95% interval.
+    pub mean_s: f64,
+    pub ci95: [f64; 2],
+    /// In words ("3.2 days").
+    pub text: String,
+    /// What counts as collapse ("queue of pool server >= 200").
+    pub level: String,
 }
 
 /// Everything about a sweep except its measurements: enough to write every output.
@@ -324,6 +342,7 @@ pub(crate) mod tests {
                 operating_point: vec![2.0],
                 untriggered: vec![],
                 tolerance: 0.0,
+                collapse_time: None,
             }],
             method: Method::Grid,
             settle_s: 0.0,

@@ -4,9 +4,10 @@
 //! local rayon pool; results are kept in run order, so the output does not depend on
 //! `--jobs`, and `--shard K/N` runs every N-th run from K.
 
+use super::collapse_time;
 use super::measure::Gauge;
 use super::observe::{Observer, SweepOutcome, SweepWritten};
-use super::plan::{AxisPlan, Branch, Kind, Plan, Run, RunPoint, Trace, VariantPlan};
+use super::plan::{AxisPlan, Branch, CollapseTime, Kind, Plan, Run, RunPoint, Trace, VariantPlan};
 use super::search::Search;
 use super::{Error, create_dir, shard, write_file};
 use crate::engine::time::{SimTime, ns_to_secs, secs_to_ns};
@@ -156,6 +157,7 @@ impl Sweep {
                 operating_point: op,
                 untriggered: off,
                 tolerance,
+                collapse_time: None,
             });
         }
         let plan = Plan {
@@ -305,9 +307,10 @@ impl Sweep {
         out: &Path,
         obs: &dyn Observer,
     ) -> Result<SweepWritten, Error> {
-        let plan = &self.plan;
-        let dir = output_dir(out, plan);
         let start = Instant::now();
+        let with_times = self.with_collapse_times(jobs)?;
+        let plan = &with_times;
+        let dir = output_dir(out, plan);
         let (runs, outcome) = if plan.method == Method::Adaptive && shard.is_none() {
             // The grid's size is the progress bar's guess: probes stop early and bisection
             // adds some.
@@ -350,6 +353,42 @@ impl Sweep {
         };
         obs.sweep_written(&written);
         Ok(written)
+    }
+
+    /// The plan with each variant's mean time to spontaneous collapse at its operating
+    /// point, for a tipping sweep of a scenario with a `[collapse]` section (a derived level
+    /// is a guess: it is estimated only when asked for). Variants side by side.
+    fn with_collapse_times(&self, jobs: usize) -> Result<Plan, Error> {
+        let mut plan = self.plan.clone();
+        let asked = |sc: &Scenario| sc.collapse.as_ref().is_some_and(|c| !c.derived);
+        if plan.kind != Kind::Tipping {
+            return Ok(plan);
+        }
+        let times = in_pool(jobs, || {
+            self.variants
+                .par_iter()
+                .with_max_len(1)
+                .map(|v| -> Result<Option<CollapseTime>, Error> {
+                    let sc = self.loader.load(v.as_deref(), &self.sets)?;
+                    if !asked(&sc) {
+                        return Ok(None);
+                    }
+                    let e =
+                        collapse_time::mean_time_to_collapse(&sc, sc.seed, &Default::default())?;
+                    Ok(Some(CollapseTime {
+                        at: sc.tipping.as_ref().map_or(0.0, |t| t.axis.operating_point),
+                        mean_s: e.mean_s,
+                        ci95: e.ci95,
+                        text: e.mean_text,
+                        level: format!("{} >= {}", e.level, e.at),
+                    }))
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })?;
+        for (vp, t) in plan.variants.iter_mut().zip(times) {
+            vp.collapse_time = t;
+        }
+        Ok(plan)
     }
 
     /// The adaptive search of every variant, variants side by side on `jobs` threads (0:

@@ -3,7 +3,7 @@
 //! intervals, the headroom, spontaneous collapse; and the console tables. Nothing else
 //! goes in, so a merged set of shards gives exactly the bytes of one unsharded run.
 
-use crate::experiment::plan::{Branch, Plan, Run, threshold_fields};
+use crate::experiment::plan::{Branch, CollapseTime, Plan, Run, threshold_fields};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -115,6 +115,10 @@ pub struct VariantTipping {
     /// The lowest value at which a baseline run collapsed by itself, if any did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spontaneous_from: Option<f64>,
+    /// The mean time to spontaneous collapse at the operating point (scenarios with a
+    /// `[collapse]` section), by multilevel splitting.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean_time_to_collapse: Option<CollapseTime>,
     /// `tipping_point / operating_point`: below 1, the design already runs where a
     /// trigger tips it over.
     pub headroom: Option<f64>,
@@ -325,6 +329,7 @@ pub fn report(plan: &Plan, runs: &[Run]) -> SweepReport {
                 } else {
                     None
                 },
+                mean_time_to_collapse: vp.collapse_time.clone(),
                 spontaneous_from: points
                     .iter()
                     .find(|c| c.spontaneous_collapses > 0)
@@ -479,28 +484,40 @@ pub fn short(x: Option<f64>) -> String {
     }
 }
 
-/// The headroom table as rows of cells: a header, then one row per variant.
-pub fn headroom_rows(r: &SweepReport) -> Vec<[String; 5]> {
-    let mut rows = vec![[
+/// The headroom table as rows of cells: a header, then one row per variant; a sixth
+/// column, the mean time to spontaneous collapse at the operating point, when the sweep
+/// estimated it.
+pub fn headroom_rows(r: &SweepReport) -> Vec<Vec<String>> {
+    let mttc = r.variants.iter().any(|v| v.mean_time_to_collapse.is_some());
+    let mut rows = vec![vec![
         "variant".to_string(),
         "operating".into(),
         "tipping".into(),
         "overload".into(),
         "headroom".into(),
     ]];
+    if mttc {
+        rows[0].push("mean time to collapse".into());
+    }
     for v in &r.variants {
         let name = if v.swept_without_trigger.is_empty() {
             v.variant.clone()
         } else {
             format!("{} (no trigger)", v.variant)
         };
-        rows.push([
+        let mut row = vec![
             name,
             short(Some(v.operating_point)),
             short(v.tipping_point),
             short(v.overload_point),
             v.headroom_cell(),
-        ]);
+        ];
+        if mttc {
+            row.push(v.mean_time_to_collapse.as_ref().map_or("-".into(), |t| {
+                format!("{} at {}", t.text, short(Some(t.at)))
+            }));
+        }
+        rows.push(row);
     }
     rows
 }
@@ -508,7 +525,7 @@ pub fn headroom_rows(r: &SweepReport) -> Vec<[String; 5]> {
 /// The headroom table as aligned text, for the console.
 pub fn headroom_table(r: &SweepReport) -> String {
     let rows = headroom_rows(r);
-    let widths: Vec<usize> = (0..5)
+    let widths: Vec<usize> = (0..rows[0].len())
         .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
         .collect();
     let unit = r

@@ -316,7 +316,7 @@ fn draw_tipping_panel<DB: DrawingBackend>(
 
 fn draw_table<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &SweepReport) -> Res {
     let rows = headroom_rows(r);
-    let xs = [20, 300, 430, 560, 690];
+    let xs = [20, 300, 430, 560, 690, 900];
     for (i, row) in rows.iter().enumerate() {
         let font = if i == 0 {
             ("sans-serif", 16).into_font().style(FontStyle::Bold)

@@ -118,16 +118,21 @@ fn splitting_agrees_with_direct_runs_where_they_are_feasible() {
     );
 }
 
-/// The bundled retry storm has no [collapse] section: its level is derived from the
-/// pool's queue limit (a tenth of 2000 places), and the estimate exists: at 70% load,
-/// without the slowdown, collapse is rare (measured: p ~ 1e-13 per excursion).
+/// The bundled retry storm's [collapse] section names the level a scenario without one
+/// would derive from the pool's queue limit (a tenth of 2000 places; load-shedding, which
+/// has none, derives its own), and the estimate exists: at 70% load, without the
+/// slowdown, collapse is rare (measured: p ~ 1e-13 per excursion).
 #[test]
 fn the_retry_storm_derives_its_level_and_collapses_rarely() {
-    let derived = crate::common::bundled("retry-storm", None, &[])
+    let given = crate::common::bundled("retry-storm", None, &[])
+        .collapse
+        .unwrap();
+    assert!(!given.derived);
+    assert_eq!((given.at, given.base, given.step), (200, 0, 1));
+    let derived = crate::common::bundled("load-shedding", None, &[])
         .collapse
         .unwrap();
     assert!(derived.derived);
-    assert_eq!((derived.at, derived.base, derived.step), (200, 0, 1));
     // The same level with less effort, to keep the test short.
     let sc = crate::common::bundled(
         "retry-storm",

@@ -222,3 +222,66 @@ fn five_seeds_bound_the_tipping_point_with_95_percent_confidence() {
         assert!(a <= share && share <= b, "{p}");
     }
 }
+
+/// Issue 10: with a `[collapse]` section, each variant's mean time to spontaneous collapse
+/// at its operating point is in `tipping.json` and the headroom table (estimated by
+/// multilevel splitting; its interval holds its mean). Without one, neither mentions it.
+#[test]
+fn the_mean_time_to_collapse_is_reported_where_the_scenario_defines_collapse() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("law.toml");
+    let with = format!(
+        "{LAW}\n[collapse]\npool = \"server\"\nqueue = 30\neffort = 200\n\n[variant.busier]\nset = {{ \"class.request.rate\" = 80 }}\n"
+    );
+    std::fs::write(&file, with).unwrap();
+    let args = [
+        "--all-variants",
+        "--set",
+        "tipping.method=\"grid\"",
+        "--set",
+        "tipping.points=3",
+    ];
+    let o = Command::new(brink_bin())
+        .arg("tipping")
+        .arg(&file)
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let table =
+        String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    assert!(table.contains("mean time to collapse"), "{table}");
+    let text = std::fs::read_to_string(dir.path().join("out/law/tipping.json")).unwrap();
+    let r: Value = serde_json::from_str(&text).unwrap();
+    let mut means = Vec::new();
+    for v in r["variants"].as_array().unwrap() {
+        let t = &v["mean_time_to_collapse"];
+        let (m, lo, hi) = (
+            num(t, "mean_s"),
+            t["ci95"][0].as_f64().unwrap(),
+            t["ci95"][1].as_f64().unwrap(),
+        );
+        assert!(m > 0.0 && lo <= m && m <= hi, "{t}");
+        assert_eq!(num(t, "at"), num(v, "operating_point"));
+        means.push(m);
+    }
+    // More load, sooner collapse.
+    assert!(means[1] < means[0], "{means:?}");
+    let plain = tipping(
+        &{
+            let f = dir.path().join("plain.toml");
+            std::fs::write(&f, LAW).unwrap();
+            f
+        },
+        &dir.path().join("out2"),
+        &[
+            "--set",
+            "tipping.method=\"grid\"",
+            "--set",
+            "tipping.points=3",
+        ],
+    );
+    assert!(plain["variants"][0].get("mean_time_to_collapse").is_none());
+}
