@@ -582,8 +582,8 @@ pub fn phase_table(r: &SweepReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::plan::RunPoint;
     use crate::experiment::plan::tests::plan;
+    use crate::experiment::plan::{RunPoint, Trace};
 
     #[test]
     fn regions_and_points_follow_the_majority_of_seeds() {
@@ -628,6 +628,56 @@ mod tests {
         assert!(fit.midpoint > 1.0 && fit.midpoint < 2.0, "{fit:?}");
         // Three seeds cannot make 2 of 3 sure: no bound on either side.
         assert_eq!(v.tipping_bounds_95, [None, None]);
+    }
+
+    /// A failed baseline run that was healthy for at least `settle` before it got stuck is
+    /// a spontaneous collapse; one stuck from the start is overload. The rate is collapses
+    /// per healthy hour (healthy runs count whole, overloaded ones not at all).
+    #[test]
+    fn spontaneous_collapse_is_told_from_overload_by_the_trace() {
+        let mut p = plan(3);
+        p.settle_s = 600.0;
+        let run = |value: f64, seed: u32, ok: bool, stuck: Option<f64>| Run {
+            variant: 0,
+            value: [value, 0.0],
+            seed,
+            branch: Branch::Baseline,
+            measure: Some(if ok { 1.0 } else { 0.0 }),
+            trace: Some(Trace {
+                ran_s: 3600.0,
+                stuck_s: stuck,
+            }),
+        };
+        let trig = |r: Run| Run {
+            branch: Branch::Triggered,
+            ..r
+        };
+        let mut runs = Vec::new();
+        // Value 1: two of three collapse after 30 min healthy; value 2: stuck at once.
+        for (seed, ok, stuck) in [
+            (0, false, Some(1800.0)),
+            (1, false, Some(1800.0)),
+            (2, true, None),
+        ] {
+            let r = run(1.0, seed, ok, stuck);
+            runs.extend([r, trig(r)]);
+        }
+        for seed in 0..3 {
+            let r = run(2.0, seed, false, Some(0.0));
+            runs.extend([r, trig(r)]);
+        }
+        let r = report(&p, &runs);
+        let v = &r.variants[0];
+        let (a, b) = (&v.points[0], &v.points[1]);
+        assert_eq!(
+            (a.state, b.state),
+            (Region::Spontaneous, Region::Overloaded)
+        );
+        assert_eq!((a.spontaneous_collapses, b.spontaneous_collapses), (2, 0));
+        // 0.5 + 0.5 + 1 healthy hours at value 1; none at value 2.
+        assert!((a.healthy_hours - 2.0).abs() < 1e-12 && b.healthy_hours == 0.0);
+        assert!((a.spontaneous_per_hour - 1.0).abs() < 1e-12);
+        assert_eq!(v.spontaneous_from, Some(1.0));
     }
 
     /// The logistic fit recovers a known curve from many outcomes (law: maximum likelihood
