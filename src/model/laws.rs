@@ -119,7 +119,9 @@ impl Simple {
     pub fn pareto(mean: f64, a: f64, cap: f64) -> Result<Self, String> {
         if mean >= cap {
             return Err(format!(
-                "the mean ({mean} ns) must be below the cap ({cap} ns)"
+                "the mean ({} ms) must be below the cap ({} ms)",
+                mean / 1e6,
+                cap / 1e6
             ));
         }
         // The capped mean grows with the scale, from 0 (scale 0) to `cap` (scale = cap).

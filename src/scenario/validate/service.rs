@@ -159,7 +159,12 @@ fn simple(path: &str, s: &RawService) -> V<Simple> {
 
 /// `v`, or a problem naming the missing `key` of the law at `path`.
 fn need<T>(path: &str, key: &str, v: Option<T>) -> V<T> {
-    v.ok_or_else(|| (path.to_string(), format!("this law needs `{key}`")))
+    v.ok_or_else(|| {
+        (
+            format!("{path}.{key}"),
+            format!("missing required key `{key}` (this law needs it)"),
+        )
+    })
 }
 
 /// Refuses any key of `s` the law does not take (only `keys` are allowed).
