@@ -149,7 +149,7 @@ impl Simple {
         Simple::Empirical(samples.into())
     }
 
-    /// Mean and second moment E[S²] (ns, ns²), in closed form.
+    /// Mean and second moment E(S²) (ns, ns²), in closed form.
     pub fn moments(&self) -> (f64, f64) {
         match self {
             Simple::Exp { mean } => (*mean, 2.0 * mean * mean),
@@ -213,7 +213,7 @@ impl Sampler {
         Sampler::Mixture(cum.into())
     }
 
-    /// Mean and second moment E[S²] (ns, ns²), in closed form.
+    /// Mean and second moment E(S²) (ns, ns²), in closed form.
     pub fn moments(&self) -> (f64, f64) {
         match self {
             Sampler::One(s) => s.moments(),
@@ -255,8 +255,8 @@ fn weibull_cv(k: f64) -> f64 {
     ((g2 - 2.0 * g1).exp() - 1.0).max(0.0).sqrt()
 }
 
-/// Mean and E[X²] of `min(X, cap)` for X Pareto of scale `xm` (<= cap) and shape `a`:
-/// E[X] = ∫₀^cap P(X > x) dx and E[X²] = 2 ∫₀^cap x P(X > x) dx, written in r = xm/cap.
+/// Mean and E(X²) of `min(X, cap)` for X Pareto of scale `xm` (<= cap) and shape `a`:
+/// E(X) = ∫₀^cap P(X > x) dx and E(X²) = 2 ∫₀^cap x P(X > x) dx, written in r = xm/cap.
 fn pareto_moments(xm: f64, a: f64, cap: f64) -> (f64, f64) {
     let r = xm / cap;
     let tail = |p: f64| {
