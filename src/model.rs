@@ -31,6 +31,7 @@ pub mod event;
 pub mod hedging;
 pub mod histogram;
 pub mod interventions;
+pub mod laws;
 pub mod lifecycle;
 pub mod metrics;
 pub mod pool;

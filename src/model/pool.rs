@@ -232,6 +232,10 @@ impl PoolState {
                 let z: f64 = self.rng.sample(StandardNormal);
                 (mu + s2.sqrt() * z).exp()
             }
+            _ => match &cfg.service.sampler {
+                Some(s) => s.draw(&mut self.rng),
+                None => mean,
+            },
         };
         let mut t = x * cost * self.slowdown;
         if cfg.contention > 0.0 {

@@ -59,7 +59,10 @@ pub fn parse_value(text: &str) -> Value {
 }
 
 /// Flattens a table of settings (`{ class.boot.rate = 5 }` or `{ "class.boot.rate" = 5 }`)
-/// into dotted paths and leaf values, in file order.
+/// into dotted paths and leaf values, in file order. A table with a `law` key (a service
+/// law, a key count) is one value: which keys it takes depend on the law, so it replaces
+/// the old table whole rather than merging into it (a mixture must not keep a gamma's
+/// `mean` and `cv`).
 pub fn flatten(table: &Table, prefix: &str, out: &mut Vec<(String, Value)>) {
     for (k, v) in table {
         let path = if prefix.is_empty() {
@@ -68,7 +71,7 @@ pub fn flatten(table: &Table, prefix: &str, out: &mut Vec<(String, Value)>) {
             format!("{prefix}.{k}")
         };
         match v {
-            Value::Table(t) if !t.is_empty() => flatten(t, &path, out),
+            Value::Table(t) if !t.is_empty() && !t.contains_key("law") => flatten(t, &path, out),
             _ => out.push((path, v.clone())),
         }
     }
@@ -178,5 +181,25 @@ mod tests {
         assert_eq!(get(&t, "class.r.steps.0.cost"), Some(&Value::Integer(9)));
         assert!(apply(&mut t, "class.r.steps.5.cost", Value::Integer(1)).is_err());
         assert!(apply(&mut t, "class.r.rate.x", Value::Integer(1)).is_err());
+    }
+
+    #[test]
+    fn a_table_with_a_law_replaces_the_old_one_whole() {
+        let set: Table = toml::from_str(
+            "\"pool.db.service\" = { law = \"empirical\", samples = [\"1ms\"] }\n\"pool.db.workers\" = 2",
+        )
+        .unwrap();
+        let mut flat = Vec::new();
+        flatten(&set, "", &mut flat);
+        let paths: Vec<&str> = flat.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(paths, ["pool.db.service", "pool.db.workers"]);
+        let mut t: Table =
+            toml::from_str("[pool.db]\nservice = { law = \"gamma\", mean = \"1ms\", cv = 2 }")
+                .unwrap();
+        for (p, v) in flat {
+            apply(&mut t, &p, v).unwrap();
+        }
+        assert_eq!(get(&t, "pool.db.service.mean"), None);
+        assert!(get(&t, "pool.db.service.samples").is_some());
     }
 }

@@ -338,15 +338,35 @@ pub enum Law {
     Exp,
     Const,
     Lognormal,
+    Gamma,
+    Weibull,
+    /// Pareto, cut at `cap`.
+    Pareto,
+    /// Weighted `parts`, each a law of its own (not a mixture).
+    Mixture,
+    /// The user's measured `samples`, drawn uniformly.
+    Empirical,
 }
 
+/// A service-time law; which keys apply depends on `law` (docs/scenario.md). The same
+/// table, with `weight`, is one part of a mixture.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawService {
     #[serde(default)]
     pub law: Law,
-    pub mean: Dur,
+    pub mean: Option<Dur>,
     pub cv: Option<f64>,
+    /// Pareto's tail index.
+    pub shape: Option<f64>,
+    /// Pareto's cut.
+    pub cap: Option<Dur>,
+    /// An empirical law's measurements.
+    pub samples: Option<Vec<Dur>>,
+    /// A mixture part's weight.
+    pub weight: Option<f64>,
+    /// A mixture's parts.
+    pub parts: Option<Vec<RawService>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]

@@ -308,11 +308,13 @@ pub struct QueryCfg {
 }
 
 /// A service-time law.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ServiceCfg {
     pub law: Law,
     pub mean_ns: SimTime,
     pub cv: f64,
+    /// The solved sampler of a law other than exp, const and lognormal (which draw inline).
+    pub sampler: Option<crate::model::laws::Sampler>,
 }
 
 /// A server pool: `shards` x (1 primary + `replicas`) servers.

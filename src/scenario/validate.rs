@@ -11,6 +11,7 @@ mod check;
 mod class;
 mod collapse;
 mod pool;
+mod service;
 mod structure;
 mod sweep;
 mod trigger;

@@ -8,6 +8,7 @@ mod determinism;
 mod grab;
 mod hysteresis;
 mod load_shedding;
+mod mg1_laws;
 mod phase;
 mod queueing;
 mod retries;

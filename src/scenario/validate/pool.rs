@@ -44,26 +44,7 @@ pub fn cache(path: &str, name: &str, c: &RawCache) -> V<CacheCfg> {
 
 /// Validates `[pool.NAME]` at `path`.
 pub fn pool(path: &str, name: &str, p: &RawPool) -> V<PoolCfg> {
-    let service = &p.service;
-    let mean_ns = nonzero_dur(&format!("{path}.service.mean"), service.mean)?;
-    let cv = match (service.law, service.cv) {
-        (Law::Const, Some(_)) => {
-            return bad(
-                format!("{path}.service.cv"),
-                "a constant law has no spread; remove `cv`",
-            );
-        }
-        (Law::Exp, Some(_)) => {
-            return bad(
-                format!("{path}.service.cv"),
-                "the exponential law has cv 1; remove `cv`",
-            );
-        }
-        (Law::Lognormal, Some(cv)) => positive(&format!("{path}.service.cv"), cv)?,
-        (Law::Lognormal, None) => 1.0,
-        (Law::Exp, None) => 1.0,
-        (Law::Const, None) => 0.0,
-    };
+    let service = super::service::service(&format!("{path}.service"), &p.service)?;
     let error_rate = p.error_rate;
     if !(0.0..=1.0).contains(&error_rate) {
         return bad(
@@ -94,11 +75,7 @@ pub fn pool(path: &str, name: &str, p: &RawPool) -> V<PoolCfg> {
             1_000_000,
         )? as u32,
         queue_limit,
-        service: ServiceCfg {
-            law: service.law,
-            mean_ns,
-            cv,
-        },
+        service,
         contention: finite_nonneg(&format!("{path}.contention"), p.contention.unwrap_or(0.0))?,
         error_rate,
         cancel_expired: p.cancel_expired,

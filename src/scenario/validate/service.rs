@@ -1,0 +1,198 @@
+//! A pool's service-time law (`service = { law, ... }`): which keys each law takes, and
+//! the solved sampler of laws beyond exp, const and lognormal (see [`crate::model::laws`]).
+
+use super::check::{V, bad, nonzero_dur, positive};
+use crate::model::laws::{MAX_PARTS, MAX_SAMPLES, Sampler, Simple, WEIGHT_SLACK};
+use crate::scenario::raw::{Law, RawService};
+use crate::scenario::spec::ServiceCfg;
+
+/// Validates the service table at `path` (e.g. `pool.db.service`).
+pub fn service(path: &str, s: &RawService) -> V<ServiceCfg> {
+    if s.weight.is_some() {
+        return bad(
+            format!("{path}.weight"),
+            "only a mixture's parts have a weight",
+        );
+    }
+    match s.law {
+        Law::Exp | Law::Const | Law::Lognormal => {
+            only(path, s, &["mean", "cv"])?;
+            let mean_ns = nonzero_dur(&format!("{path}.mean"), need(path, "mean", s.mean)?)?;
+            Ok(ServiceCfg {
+                law: s.law,
+                mean_ns,
+                cv: classic_cv(path, s)?,
+                sampler: None,
+            })
+        }
+        Law::Mixture => {
+            only(path, s, &["parts"])?;
+            mixture(path, s)
+        }
+        Law::Gamma | Law::Weibull | Law::Pareto | Law::Empirical => {
+            let law = simple(path, s)?;
+            Ok(cfg(s.law, Sampler::One(law)))
+        }
+    }
+}
+
+/// The cv of exp (1), const (0) and lognormal (given, default 1).
+fn classic_cv(path: &str, s: &RawService) -> V<f64> {
+    let cv_path = format!("{path}.cv");
+    match (s.law, s.cv) {
+        (Law::Const, Some(_)) => bad(cv_path, "a constant law has no spread; remove `cv`"),
+        (Law::Exp, Some(_)) => bad(cv_path, "the exponential law has cv 1; remove `cv`"),
+        (Law::Lognormal, Some(cv)) => positive(&cv_path, cv),
+        (Law::Const, None) => Ok(0.0),
+        _ => Ok(1.0),
+    }
+}
+
+/// The config of a sampled law: its mean and cv from the closed-form moments.
+fn cfg(law: Law, sampler: Sampler) -> ServiceCfg {
+    let (m1, m2) = sampler.moments();
+    ServiceCfg {
+        law,
+        mean_ns: m1.round() as u64,
+        cv: (m2 - m1 * m1).max(0.0).sqrt() / m1,
+        sampler: Some(sampler),
+    }
+}
+
+/// A mixture's parts: 2 to [`MAX_PARTS`], each with a weight > 0, weights summing to 1.
+fn mixture(path: &str, s: &RawService) -> V<ServiceCfg> {
+    let parts_path = format!("{path}.parts");
+    let raw = need(path, "parts", s.parts.as_ref())?;
+    if !(2..=MAX_PARTS).contains(&raw.len()) {
+        return bad(
+            parts_path,
+            format!("a mixture needs 2 to {MAX_PARTS} parts, not {}", raw.len()),
+        );
+    }
+    let mut parts = Vec::with_capacity(raw.len());
+    for (i, p) in raw.iter().enumerate() {
+        let pp = format!("{parts_path}.{i}");
+        let w = need(&pp, "weight", p.weight)?;
+        let w = positive(&format!("{pp}.weight"), w)?;
+        if p.law == Law::Mixture {
+            return bad(
+                format!("{pp}.law"),
+                "a mixture's part cannot be a mixture; list its parts in the outer one",
+            );
+        }
+        let law = match p.law {
+            Law::Exp | Law::Const | Law::Lognormal => {
+                only(&pp, p, &["mean", "cv", "weight"])?;
+                let mean = nonzero_dur(&format!("{pp}.mean"), need(&pp, "mean", p.mean)?)? as f64;
+                match p.law {
+                    Law::Exp => Simple::exp(mean),
+                    Law::Const => Simple::constant(mean),
+                    _ => Simple::lognormal(mean, classic_cv(&pp, p)?),
+                }
+            }
+            _ => simple(&pp, p)?,
+        };
+        parts.push((w, law));
+    }
+    let total: f64 = parts.iter().map(|p| p.0).sum();
+    if (total - 1.0).abs() > WEIGHT_SLACK {
+        return bad(
+            parts_path,
+            format!("the parts' weights sum to {total}, not 1"),
+        );
+    }
+    Ok(cfg(Law::Mixture, Sampler::mixture(parts)))
+}
+
+/// Gamma, Weibull, Pareto or empirical at `path`.
+fn simple(path: &str, s: &RawService) -> V<Simple> {
+    let weight: &[&str] = if s.weight.is_some() { &["weight"] } else { &[] };
+    let with = |keys: &[&'static str]| [keys, weight].concat();
+    let solved = match s.law {
+        Law::Gamma | Law::Weibull => {
+            only(path, s, &with(&["mean", "cv"]))?;
+            let mean = nonzero_dur(&format!("{path}.mean"), need(path, "mean", s.mean)?)? as f64;
+            let cv = positive(&format!("{path}.cv"), need(path, "cv", s.cv)?)?;
+            if s.law == Law::Gamma {
+                Simple::gamma(mean, cv)
+            } else {
+                Simple::weibull(mean, cv)
+            }
+            .map_err(|e| (format!("{path}.cv"), e))?
+        }
+        Law::Pareto => {
+            only(path, s, &with(&["mean", "shape", "cap"]))?;
+            let mean = nonzero_dur(&format!("{path}.mean"), need(path, "mean", s.mean)?)? as f64;
+            let shape = positive(&format!("{path}.shape"), need(path, "shape", s.shape)?)?;
+            if shape > 100.0 {
+                return bad(
+                    format!("{path}.shape"),
+                    format!("must be at most 100, not {shape}"),
+                );
+            }
+            let cap = need(path, "cap", s.cap)?.0 as f64;
+            Simple::pareto(mean, shape, cap).map_err(|e| (format!("{path}.cap"), e))?
+        }
+        Law::Empirical => {
+            only(path, s, &with(&["samples"]))?;
+            let samples = need(path, "samples", s.samples.as_ref())?;
+            if samples.is_empty() || samples.len() > MAX_SAMPLES {
+                return bad(
+                    format!("{path}.samples"),
+                    format!(
+                        "an empirical law needs 1 to {MAX_SAMPLES} samples, not {}",
+                        samples.len()
+                    ),
+                );
+            }
+            if samples.iter().all(|d| d.0 == 0) {
+                return bad(format!("{path}.samples"), "every sample is zero");
+            }
+            Simple::empirical(samples.iter().map(|d| d.0 as f64).collect())
+        }
+        Law::Exp | Law::Const | Law::Lognormal | Law::Mixture => {
+            return bad(format!("{path}.law"), "not a sampled law");
+        }
+    };
+    Ok(solved)
+}
+
+/// `v`, or a problem naming the missing `key` of the law at `path`.
+fn need<T>(path: &str, key: &str, v: Option<T>) -> V<T> {
+    v.ok_or_else(|| {
+        (
+            format!("{path}.{key}"),
+            format!("missing required key `{key}` (this law needs it)"),
+        )
+    })
+}
+
+/// Refuses any key of `s` the law does not take (only `keys` are allowed).
+fn only(path: &str, s: &RawService, keys: &[&str]) -> V<()> {
+    let given = [
+        ("mean", s.mean.is_some()),
+        ("cv", s.cv.is_some()),
+        ("shape", s.shape.is_some()),
+        ("cap", s.cap.is_some()),
+        ("samples", s.samples.is_some()),
+        ("weight", s.weight.is_some()),
+        ("parts", s.parts.is_some()),
+    ];
+    for (key, set) in given {
+        if set && !keys.contains(&key) {
+            return bad(
+                format!("{path}.{key}"),
+                format!(
+                    "the {:?} law takes no `{key}` (it takes {})",
+                    s.law,
+                    keys.iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+                .to_lowercase(),
+            );
+        }
+    }
+    Ok(())
+}
