@@ -8,10 +8,12 @@ pub mod files;
 pub mod human_time;
 pub mod hysteresis;
 pub mod hysteresis_plot;
+pub mod logistic;
 pub mod phase;
 pub mod phase_plot;
 pub mod sweep;
 pub mod sweep_plot;
+pub mod sweep_table;
 pub mod timeline;
 
 pub use files::write_atomic;

@@ -3,9 +3,10 @@
 //! intervals, the headroom, spontaneous collapse; and the console tables. Nothing else
 //! goes in, so a merged set of shards gives exactly the bytes of one unsharded run.
 
+pub use super::logistic::Logistic;
+pub use super::sweep_table::{headroom_rows, headroom_table, phase_table, short};
 use crate::experiment::plan::{Branch, CollapseTime, Plan, Run, threshold_fields};
 use serde::Serialize;
-use std::fmt::Write;
 
 /// How a value behaves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -189,67 +190,6 @@ pub struct SweepReport {
     /// `adaptive` or `grid`.
     pub method: &'static str,
     pub variants: Vec<VariantTipping>,
-}
-
-/// A logistic curve of the collapse probability against the swept value.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Logistic {
-    pub midpoint: f64,
-    pub scale: f64,
-}
-
-impl Logistic {
-    /// The probability at `x`.
-    pub fn at(&self, x: f64) -> f64 {
-        1.0 / (1.0 + (-(x - self.midpoint) / self.scale).exp())
-    }
-
-    /// The maximum-likelihood fit to (value, collapsed) outcomes, its scale at least
-    /// `min_scale` (when the data separate perfectly the likelihood has no maximum: the
-    /// floor keeps the curve as steep as the data can tell, no steeper). `None` when the
-    /// outcomes are all alike.
-    pub fn fit(outcomes: &[(f64, bool)], min_scale: f64) -> Option<Self> {
-        if outcomes.iter().all(|o| o.1) || outcomes.iter().all(|o| !o.1) {
-            return None;
-        }
-        let (lo, hi) = outcomes
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), o| {
-                (a.min(o.0), b.max(o.0))
-            });
-        let span = (hi - lo).max(min_scale);
-        let loglik = |l: &Logistic| -> f64 {
-            outcomes
-                .iter()
-                .map(|&(x, c)| {
-                    let z = (x - l.midpoint) / l.scale;
-                    // log p = -ln(1 + e^-z), log (1-p) = -ln(1 + e^z), written stably.
-                    let softplus = |u: f64| u.max(0.0) + (-u.abs()).exp().ln_1p();
-                    if c { -softplus(-z) } else { -softplus(z) }
-                })
-                .sum()
-        };
-        let mut best: Option<(f64, Logistic)> = None;
-        for k in 0..=40 {
-            let scale = min_scale * (span / min_scale).powf(k as f64 / 40.0);
-            // For a fixed scale the log-likelihood is concave in the midpoint.
-            let (mut a, mut b) = (lo - span, hi + span);
-            for _ in 0..100 {
-                let (m1, m2) = (a + (b - a) / 3.0, b - (b - a) / 3.0);
-                let f = |m| loglik(&Logistic { midpoint: m, scale });
-                if f(m1) < f(m2) { a = m1 } else { b = m2 }
-            }
-            let l = Logistic {
-                midpoint: (a + b) / 2.0,
-                scale,
-            };
-            let ll = loglik(&l);
-            if best.is_none_or(|(v, _)| ll > v) {
-                best = Some((ll, l));
-            }
-        }
-        best.map(|b| b.1)
-    }
 }
 
 /// Where a 0.5 crossing lies between `lo` (share `p_lo` <= 0.5) and `hi` (share `p_hi` >
@@ -472,113 +412,6 @@ pub fn wilson(p: f64, n: usize) -> [f64; 2] {
     [(centre - half).max(0.0), (centre + half).min(1.0)]
 }
 
-/// A number for tables: up to 4 significant decimals, `-` for none.
-pub fn short(x: Option<f64>) -> String {
-    match x {
-        None => "-".into(),
-        Some(x) => {
-            let s = format!("{x:.4}");
-            let s = s.trim_end_matches('0').trim_end_matches('.');
-            s.to_string()
-        }
-    }
-}
-
-/// The headroom table as rows of cells: a header, then one row per variant; a sixth
-/// column, the mean time to spontaneous collapse at the operating point, when the sweep
-/// estimated it.
-pub fn headroom_rows(r: &SweepReport) -> Vec<Vec<String>> {
-    let mttc = r.variants.iter().any(|v| v.mean_time_to_collapse.is_some());
-    let mut rows = vec![vec![
-        "variant".to_string(),
-        "operating".into(),
-        "tipping".into(),
-        "overload".into(),
-        "headroom".into(),
-    ]];
-    if mttc {
-        rows[0].push("mean time to collapse".into());
-    }
-    for v in &r.variants {
-        let name = if v.swept_without_trigger.is_empty() {
-            v.variant.clone()
-        } else {
-            format!("{} (no trigger)", v.variant)
-        };
-        let mut row = vec![
-            name,
-            short(Some(v.operating_point)),
-            short(v.tipping_point),
-            short(v.overload_point),
-            v.headroom_cell(),
-        ];
-        if mttc {
-            row.push(v.mean_time_to_collapse.as_ref().map_or("-".into(), |t| {
-                format!("{} at {}", t.text, short(Some(t.at)))
-            }));
-        }
-        rows.push(row);
-    }
-    rows
-}
-
-/// The headroom table as aligned text, for the console.
-pub fn headroom_table(r: &SweepReport) -> String {
-    let rows = headroom_rows(r);
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-        .collect();
-    let unit = r
-        .unit
-        .as_deref()
-        .map(|u| format!(" ({u})"))
-        .unwrap_or_default();
-    let mut out = format!(
-        "{}: {}{unit}, measure {}\n",
-        r.scenario,
-        r.axis_name(),
-        r.measure
-    );
-    for row in rows {
-        let cells: Vec<String> = row
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                if i == 0 {
-                    format!("{c:<w$}", w = widths[i])
-                } else {
-                    format!("{c:>w$}", w = widths[i])
-                }
-            })
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-    }
-    out
-}
-
-/// The region counts of a phase map, per variant, for the console.
-pub fn phase_table(r: &SweepReport) -> String {
-    let mut out = format!(
-        "{}: phase map of {} x {}\n",
-        r.scenario,
-        r.axis_name(),
-        r.axis2_name()
-    );
-    for v in &r.variants {
-        let count = |x: Region| v.points.iter().filter(|c| c.state == x).count();
-        let _ = writeln!(
-            out,
-            "  {}: {} stable, {} metastable, {} overloaded cells",
-            v.variant,
-            count(Region::Stable),
-            count(Region::Metastable),
-            count(Region::Overloaded)
-        );
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -678,34 +511,6 @@ mod tests {
         assert!((a.healthy_hours - 2.0).abs() < 1e-12 && b.healthy_hours == 0.0);
         assert!((a.spontaneous_per_hour - 1.0).abs() < 1e-12);
         assert_eq!(v.spontaneous_from, Some(1.0));
-    }
-
-    /// The logistic fit recovers a known curve from many outcomes (law: maximum likelihood
-    /// is consistent; 20 outcomes at each of 41 values of p(x) = 1/(1+e^-(x-5)) drawn
-    /// deterministically by a low-discrepancy rule, midpoint within 0.15 and scale within
-    /// 20%), and keeps its scale at the floor when the outcomes separate perfectly.
-    #[test]
-    fn the_logistic_fit_finds_the_crossing() {
-        let truth = Logistic {
-            midpoint: 5.0,
-            scale: 1.0,
-        };
-        let mut outcomes = Vec::new();
-        for i in 0..=40 {
-            let x = i as f64 * 0.25;
-            for k in 0..20 {
-                let u = (k as f64 + 0.5) / 20.0;
-                outcomes.push((x, u < truth.at(x)));
-            }
-        }
-        let fit = Logistic::fit(&outcomes, 0.01).unwrap();
-        assert!((fit.midpoint - 5.0).abs() < 0.15, "{fit:?}");
-        assert!((fit.scale - 1.0).abs() < 0.2, "{fit:?}");
-        let sharp: Vec<(f64, bool)> = (0..10).map(|i| (i as f64, i >= 6)).collect();
-        let fit = Logistic::fit(&sharp, 0.1).unwrap();
-        assert!(fit.midpoint > 5.0 && fit.midpoint < 6.0, "{fit:?}");
-        assert!((fit.scale - 0.1).abs() < 1e-9, "{fit:?}");
-        assert_eq!(Logistic::fit(&[(1.0, true), (2.0, true)], 0.1), None);
     }
 
     /// Wilson score intervals: one seed that collapsed says little (0.21 to 1); 20 of 20

@@ -1,0 +1,112 @@
+//! The console tables of a sweep: the headroom table (also drawn under the tipping picture
+//! and written into `index.html`) and a phase map's region counts.
+
+use super::sweep::{Region, SweepReport};
+use std::fmt::Write;
+
+/// A number for tables: up to 4 significant decimals, `-` for none.
+pub fn short(x: Option<f64>) -> String {
+    match x {
+        None => "-".into(),
+        Some(x) => {
+            let s = format!("{x:.4}");
+            let s = s.trim_end_matches('0').trim_end_matches('.');
+            s.to_string()
+        }
+    }
+}
+
+/// The headroom table as rows of cells: a header, then one row per variant; a sixth
+/// column, the mean time to spontaneous collapse at the operating point, when the sweep
+/// estimated it.
+pub fn headroom_rows(r: &SweepReport) -> Vec<Vec<String>> {
+    let mttc = r.variants.iter().any(|v| v.mean_time_to_collapse.is_some());
+    let mut rows = vec![vec![
+        "variant".to_string(),
+        "operating".into(),
+        "tipping".into(),
+        "overload".into(),
+        "headroom".into(),
+    ]];
+    if mttc {
+        rows[0].push("mean time to collapse".into());
+    }
+    for v in &r.variants {
+        let name = if v.swept_without_trigger.is_empty() {
+            v.variant.clone()
+        } else {
+            format!("{} (no trigger)", v.variant)
+        };
+        let mut row = vec![
+            name,
+            short(Some(v.operating_point)),
+            short(v.tipping_point),
+            short(v.overload_point),
+            v.headroom_cell(),
+        ];
+        if mttc {
+            row.push(v.mean_time_to_collapse.as_ref().map_or("-".into(), |t| {
+                format!("{} at {}", t.text, short(Some(t.at)))
+            }));
+        }
+        rows.push(row);
+    }
+    rows
+}
+
+/// The headroom table as aligned text, for the console.
+pub fn headroom_table(r: &SweepReport) -> String {
+    let rows = headroom_rows(r);
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let unit = r
+        .unit
+        .as_deref()
+        .map(|u| format!(" ({u})"))
+        .unwrap_or_default();
+    let mut out = format!(
+        "{}: {}{unit}, measure {}\n",
+        r.scenario,
+        r.axis_name(),
+        r.measure
+    );
+    for row in rows {
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if i == 0 {
+                    format!("{c:<w$}", w = widths[i])
+                } else {
+                    format!("{c:>w$}", w = widths[i])
+                }
+            })
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// The region counts of a phase map, per variant, for the console.
+pub fn phase_table(r: &SweepReport) -> String {
+    let mut out = format!(
+        "{}: phase map of {} x {}\n",
+        r.scenario,
+        r.axis_name(),
+        r.axis2_name()
+    );
+    for v in &r.variants {
+        let count = |x: Region| v.points.iter().filter(|c| c.state == x).count();
+        let _ = writeln!(
+            out,
+            "  {}: {} stable, {} metastable, {} overloaded cells",
+            v.variant,
+            count(Region::Stable),
+            count(Region::Metastable),
+            count(Region::Overloaded)
+        );
+    }
+    out
+}
