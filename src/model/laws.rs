@@ -52,6 +52,16 @@ pub enum Simple {
     },
     /// Draws one of the samples uniformly (a bootstrap of the user's measurements).
     Empirical(Arc<[f64]>),
+    /// A measured histogram: a bin by its share of the counts, then uniform within it.
+    Histogram(Arc<Bins>),
+}
+
+/// A histogram's bins: `edges[i]..edges[i + 1]` holds the share `cum[i] - cum[i - 1]` of
+/// the counts (`cum` ends at 1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bins {
+    edges: Vec<f64>,
+    cum: Vec<f64>,
 }
 
 /// A service-time law other than a top-level exp, const or lognormal.
@@ -149,6 +159,23 @@ impl Simple {
         Simple::Empirical(samples.into())
     }
 
+    /// The law of a measured histogram: `bins` are (upper edge in ns, count), edges
+    /// strictly increasing from above 0; the first bin starts at 0. Counts sum to more
+    /// than 0 (validation checks both).
+    pub fn histogram(bins: &[(f64, u64)]) -> Self {
+        let total: f64 = bins.iter().map(|b| b.1 as f64).sum();
+        let mut edges = Vec::with_capacity(bins.len() + 1);
+        edges.push(0.0);
+        let mut cum = Vec::with_capacity(bins.len());
+        let mut acc = 0.0;
+        for (i, &(edge, count)) in bins.iter().enumerate() {
+            edges.push(edge);
+            acc += count as f64;
+            cum.push(if i + 1 == bins.len() { 1.0 } else { acc / total });
+        }
+        Simple::Histogram(Arc::new(Bins { edges, cum }))
+    }
+
     /// Mean and second moment E(S²) (ns, ns²), in closed form.
     pub fn moments(&self) -> (f64, f64) {
         match self {
@@ -171,6 +198,17 @@ impl Simple {
                     s.iter().map(|x| x * x).sum::<f64>() / n,
                 )
             }
+            Simple::Histogram(b) => {
+                // Uniform on [a, c]: mean (a + c) / 2, E(S²) = (a² + ac + c²) / 3.
+                let (mut m1, mut m2, mut prev) = (0.0, 0.0, 0.0);
+                for (i, &cum) in b.cum.iter().enumerate() {
+                    let (a, c, w) = (b.edges[i], b.edges[i + 1], cum - prev);
+                    m1 += w * (a + c) / 2.0;
+                    m2 += w * (a * a + a * c + c * c) / 3.0;
+                    prev = cum;
+                }
+                (m1, m2)
+            }
         }
     }
 
@@ -191,6 +229,12 @@ impl Simple {
             Simple::Weibull { d, .. } => rng.sample(d),
             Simple::Pareto { d, cap, .. } => rng.sample(d).min(*cap),
             Simple::Empirical(s) => s[rng.random_range(0..s.len())],
+            Simple::Histogram(b) => {
+                let u: f64 = rng.random();
+                let i = b.cum.partition_point(|&c| c <= u).min(b.cum.len() - 1);
+                let (a, c) = (b.edges[i], b.edges[i + 1]);
+                a + (c - a) * rng.random::<f64>()
+            }
         }
     }
 }
@@ -426,6 +470,37 @@ mod tests {
         let mean = samples.iter().sum::<f64>() / n;
         let (m, _) = check("empirical", &Sampler::One(Simple::empirical(samples)), N);
         assert!((m - mean).abs() / mean < 1e-12);
+    }
+
+    #[test]
+    fn histogram_law_moments() {
+        // A latency histogram as a load balancer exports it: most requests fast, a tail.
+        let bins = [
+            (1e6, 120),
+            (2e6, 560),
+            (5e6, 250),
+            (20e6, 60),
+            (100e6, 10),
+        ];
+        let s = Sampler::One(Simple::histogram(&bins));
+        let (m, _) = check("histogram", &s, 20 * N);
+        // The mean by hand: each bin's midpoint by its share.
+        let mut prev = 0.0;
+        let mut mean = 0.0;
+        for &(edge, n) in &bins {
+            mean += (prev + edge) / 2.0 * n as f64 / 1000.0;
+            prev = edge;
+        }
+        assert!((m - mean).abs() / mean < 1e-12, "{m} vs {mean}");
+        // Every draw lies inside the histogram's range, and the first bin gets its share.
+        let mut rng = Rng::seed_from_u64(5);
+        let first = (0..100_000)
+            .map(|_| s.draw(&mut rng))
+            .inspect(|&x| assert!((0.0..=100e6).contains(&x)))
+            .filter(|&x| x < 1e6)
+            .count();
+        // Binomial(1e5, 0.12): sd 103, so 1,000 is ten standard deviations.
+        assert!((first as i64 - 12_000).abs() < 1_000, "{first}");
     }
 
     #[test]

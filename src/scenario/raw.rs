@@ -363,6 +363,8 @@ pub struct RawService {
     pub cap: Option<Dur>,
     /// An empirical law's measurements.
     pub samples: Option<Vec<Dur>>,
+    /// An empirical law's measured histogram: (upper edge, count) per bin.
+    pub histogram: Option<Vec<(Dur, u64)>>,
     /// A mixture part's weight.
     pub weight: Option<f64>,
     /// A mixture's parts.

@@ -133,9 +133,20 @@ fn simple(path: &str, s: &RawService) -> V<Simple> {
             let cap = need(path, "cap", s.cap)?.0 as f64;
             Simple::pareto(mean, shape, cap).map_err(|e| (format!("{path}.cap"), e))?
         }
+        Law::Empirical if s.histogram.is_some() => {
+            only(path, s, &with(&["histogram"]))?;
+            histogram(&format!("{path}.histogram"), s.histogram.as_deref().unwrap_or(&[]))?
+        }
         Law::Empirical => {
             only(path, s, &with(&["samples"]))?;
-            let samples = need(path, "samples", s.samples.as_ref())?;
+            let samples = s.samples.as_ref().ok_or_else(|| {
+                (
+                    format!("{path}.samples"),
+                    "missing required key `samples` (or `histogram`): the empirical law needs \
+                     your measurements"
+                        .to_string(),
+                )
+            })?;
             if samples.is_empty() || samples.len() > MAX_SAMPLES {
                 return bad(
                     format!("{path}.samples"),
@@ -157,6 +168,40 @@ fn simple(path: &str, s: &RawService) -> V<Simple> {
     Ok(solved)
 }
 
+/// A measured histogram at `path`: 1 to [`MAX_SAMPLES`] bins of (upper edge, count), edges
+/// strictly increasing and above 0, some count above 0.
+fn histogram(path: &str, bins: &[(crate::scenario::raw::Dur, u64)]) -> V<Simple> {
+    if bins.is_empty() || bins.len() > MAX_SAMPLES {
+        return bad(
+            path.to_string(),
+            format!(
+                "a histogram needs 1 to {MAX_SAMPLES} bins of [upper edge, count], not {}",
+                bins.len()
+            ),
+        );
+    }
+    let mut prev = 0;
+    for (i, (edge, _)) in bins.iter().enumerate() {
+        if edge.0 <= prev {
+            return bad(
+                format!("{path}.{i}"),
+                format!(
+                    "bin edges must increase from above 0 (each bin runs from the edge before \
+                     it, or 0, to its own); {:?} does not",
+                    std::time::Duration::from_nanos(edge.0)
+                ),
+            );
+        }
+        prev = edge.0;
+    }
+    let total: u128 = bins.iter().map(|b| b.1 as u128).sum();
+    if total == 0 {
+        return bad(path.to_string(), "every bin's count is zero");
+    }
+    let as_ns: Vec<(f64, u64)> = bins.iter().map(|(e, n)| (e.0 as f64, *n)).collect();
+    Ok(Simple::histogram(&as_ns))
+}
+
 /// `v`, or a problem naming the missing `key` of the law at `path`.
 fn need<T>(path: &str, key: &str, v: Option<T>) -> V<T> {
     v.ok_or_else(|| {
@@ -175,6 +220,7 @@ fn only(path: &str, s: &RawService, keys: &[&str]) -> V<()> {
         ("shape", s.shape.is_some()),
         ("cap", s.cap.is_some()),
         ("samples", s.samples.is_some()),
+        ("histogram", s.histogram.is_some()),
         ("weight", s.weight.is_some()),
         ("parts", s.parts.is_some()),
     ];
