@@ -3,7 +3,8 @@
 //! # The life of a request, file by file
 //! 1. [`simulation`] builds the components and runs the event loop; it pops each engine
 //!    [`event`] and hands it to the concept that owns it.
-//! 2. [`workload`] draws a class's arrivals (Poisson, shaped by its profile; bursts);
+//! 2. [`workload`] draws a class's arrivals (Poisson, shaped by its profile; bursts), or
+//!    a closed-loop class's users send, wait and think ([`population`]);
 //!    [`lifecycle`] offers the request: admission by the class's rate limit
 //!    ([`token_bucket`]), then its first attempt.
 //! 3. [`lifecycle`] is the request's state machine: attempts, steps, finish. Each handler
@@ -35,6 +36,7 @@ pub mod laws;
 pub mod lifecycle;
 pub mod metrics;
 pub mod pool;
+pub mod population;
 pub mod query;
 pub mod request;
 pub mod retry;

@@ -70,6 +70,7 @@ fn golden(name: &str, actual: &[u8]) {
 
 fn class(offered: u64, keys: Option<(u64, u64)>) -> ClassSummary {
     ClassSummary {
+        users: None,
         offered,
         admitted: offered - 3,
         rejected: 3,

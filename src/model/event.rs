@@ -7,6 +7,11 @@
 pub enum Event {
     /// The next Poisson arrival of a class (`epoch` invalidates it after a rate change).
     Arrival { class: u16, epoch: u32 },
+    /// A population's user is done thinking (or staying away): its next request.
+    UserTurn { class: u16, user: u32 },
+    /// The shared clock of a population's exponential thinkers rings (`epoch` invalidates
+    /// it after it moved).
+    ThinkEnd { class: u16, epoch: u32 },
     /// The next arrival of a running burst trigger.
     BurstArrival { trigger: u16 },
     /// A request-level retry starts after its backoff.

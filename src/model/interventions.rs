@@ -18,6 +18,16 @@ impl Simulation<'_> {
             if changed_rate {
                 self.schedule_arrival(c);
             }
+            if old.classes[c].users.as_ref().map(|u| u.users)
+                != self.cfg.classes[c].users.as_ref().map(|u| u.users)
+            {
+                self.resize_population(c);
+            }
+            if old.classes[c].users.as_ref().map(|u| &u.think)
+                != self.cfg.classes[c].users.as_ref().map(|u| &u.think)
+            {
+                self.redraw_clock(c);
+            }
         }
         for p in 0..self.pools.len() {
             let pool = &mut self.pools[p];

@@ -3,10 +3,12 @@
 //!
 //! Parameters are solved once, when the scenario is validated (Weibull's shape from its cv,
 //! Pareto's scale from its capped mean), so a draw is one distribution sample: no search and
-//! no allocation per job. Exp, const and lognormal keep their own arms in
-//! [`crate::model::pool`] so their draws (and the golden outputs) stay bit for bit the same.
+//! no allocation per job. `ServiceCfg::draw` is the one draw of any law; exp, const and
+//! lognormal keep their own inline arms there, so their draws (and the golden outputs) stay
+//! bit for bit the same.
 
 use crate::engine::Rng;
+use crate::scenario::Law;
 use rand::RngExt;
 use rand_distr::{Exp1, Gamma, Pareto, StandardNormal, Weibull};
 use std::sync::Arc;
@@ -171,7 +173,11 @@ impl Simple {
         for (i, &(edge, count)) in bins.iter().enumerate() {
             edges.push(edge);
             acc += count as f64;
-            cum.push(if i + 1 == bins.len() { 1.0 } else { acc / total });
+            cum.push(if i + 1 == bins.len() {
+                1.0
+            } else {
+                acc / total
+            });
         }
         Simple::Histogram(Arc::new(Bins { edges, cum }))
     }
@@ -235,6 +241,32 @@ impl Simple {
                 let (a, c) = (b.edges[i], b.edges[i + 1]);
                 a + (c - a) * rng.random::<f64>()
             }
+        }
+    }
+}
+
+impl crate::scenario::ServiceCfg {
+    /// One draw of the law (ns): a pool's service time before cost and slowdowns, a
+    /// population's think time. Exp, const and lognormal draw inline, as they always have.
+    #[inline(always)]
+    pub fn draw(&self, rng: &mut Rng) -> f64 {
+        let mean = self.mean_ns as f64;
+        match self.law {
+            Law::Exp => {
+                let e: f64 = rng.sample(Exp1);
+                e * mean
+            }
+            Law::Const => mean,
+            Law::Lognormal => {
+                let s2 = (1.0 + self.cv * self.cv).ln();
+                let mu = mean.ln() - s2 / 2.0;
+                let z: f64 = rng.sample(StandardNormal);
+                (mu + s2.sqrt() * z).exp()
+            }
+            _ => match &self.sampler {
+                Some(s) => s.draw(rng),
+                None => mean,
+            },
         }
     }
 }
@@ -475,13 +507,7 @@ mod tests {
     #[test]
     fn histogram_law_moments() {
         // A latency histogram as a load balancer exports it: most requests fast, a tail.
-        let bins = [
-            (1e6, 120),
-            (2e6, 560),
-            (5e6, 250),
-            (20e6, 60),
-            (100e6, 10),
-        ];
+        let bins = [(1e6, 120), (2e6, 560), (5e6, 250), (20e6, 60), (100e6, 10)];
         let s = Sampler::One(Simple::histogram(&bins));
         let (m, _) = check("histogram", &s, 20 * N);
         // The mean by hand: each bin's midpoint by its share.

@@ -284,6 +284,8 @@ impl Simulation<'_> {
         self.reqs.remove(r);
         if parent_token != 0 {
             self.call_done(parent, parent_token, c, ok);
+        } else if parent != 0 {
+            self.user_done(c, parent - 1, ok);
         }
     }
 }

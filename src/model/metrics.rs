@@ -35,6 +35,24 @@ pub struct ClassSummary {
     /// Second copies sent by hedged steps (classes with a hedged step only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hedges: Option<u64>,
+    /// A closed-loop population at the end (classes with `users` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub users: Option<UsersSummary>,
+}
+
+/// A closed-loop population at the end of a run. Every user is thinking (or away), or
+/// waiting on its request: `users = thinking + waiting` (after a change of the number in
+/// an `[[at]]` entry, users leaving may still be finishing: `thinking + waiting` counts
+/// them too).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct UsersSummary {
+    /// Users wanted at the end.
+    pub users: u32,
+    /// Users between requests: thinking, or away after giving up (`away`, included).
+    pub thinking: u64,
+    pub away: u64,
+    /// Users whose request is in flight.
+    pub waiting: u64,
 }
 
 /// Totals of one pool call (`<pool>.<call>`): the requests a pool's jobs sent to a

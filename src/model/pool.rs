@@ -3,9 +3,8 @@
 
 use crate::engine::Rng;
 use crate::engine::time::SimTime;
-use crate::scenario::{Discipline, Law, PoolCfg, ReadPref};
+use crate::scenario::{Discipline, PoolCfg, ReadPref};
 use rand::RngExt;
-use rand_distr::{Exp1, StandardNormal};
 use std::collections::VecDeque;
 
 /// A unit of work on one server: one query part.
@@ -219,24 +218,7 @@ impl PoolState {
     /// included) are in service on its server.
     #[inline(always)]
     pub fn service_ns(&mut self, cfg: &PoolCfg, cost: f64, in_service: u32) -> SimTime {
-        let mean = cfg.service.mean_ns as f64;
-        let x = match cfg.service.law {
-            Law::Exp => {
-                let e: f64 = self.rng.sample(Exp1);
-                e * mean
-            }
-            Law::Const => mean,
-            Law::Lognormal => {
-                let s2 = (1.0 + cfg.service.cv * cfg.service.cv).ln();
-                let mu = mean.ln() - s2 / 2.0;
-                let z: f64 = self.rng.sample(StandardNormal);
-                (mu + s2.sqrt() * z).exp()
-            }
-            _ => match &cfg.service.sampler {
-                Some(s) => s.draw(&mut self.rng),
-                None => mean,
-            },
-        };
+        let x = cfg.service.draw(&mut self.rng);
         let mut t = x * cost * self.slowdown;
         if cfg.contention > 0.0 {
             t *= 1.0 + cfg.contention * (in_service.saturating_sub(1)) as f64;

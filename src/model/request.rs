@@ -39,9 +39,22 @@ pub struct Request {
     pub prev_sleep: SimTime,
     pub q_prev_sleep: SimTime,
     /// For a pool call: the job that waits on it, and the job's calls token when the call
-    /// was made (never 0). A client's request has token 0.
+    /// was made (never 0). A client's request has token 0, and `parent` is then the
+    /// population's user who sent it, counted from 1 (0: no user, an open class's or a
+    /// burst's request).
     pub parent: u32,
     pub parent_token: u32,
+}
+
+/// Requests in flight per class that a population's user sent (and waits on).
+pub fn users_waiting(reqs: &Slab<Request>, classes: usize) -> Vec<u64> {
+    let mut out = vec![0; classes];
+    for r in reqs.iter_live() {
+        if r.parent_token == 0 && r.parent != 0 {
+            out[r.class as usize] += 1;
+        }
+    }
+    out
 }
 
 /// Requests in flight per class.

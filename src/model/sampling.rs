@@ -5,7 +5,7 @@
 use super::cache::CacheState;
 use super::event::Event;
 use super::metrics::*;
-use super::request::live_per_class;
+use super::request::{live_per_class, users_waiting};
 use super::simulation::{SimError, Simulation};
 use super::triggers::markers;
 use crate::engine::time::{SimTime, ns_to_secs};
@@ -114,6 +114,9 @@ impl Simulation<'_> {
                         .quantile(0.99)
                         .map(|v| v / 1e9)
                         .unwrap_or(f64::NAN),
+                    Measure::UsersWaiting => {
+                        cs.users.as_ref().map_or(f64::NAN, |p| p.waiting() as f64)
+                    }
                     _ => f64::NAN,
                 }
             }
@@ -152,12 +155,27 @@ impl Simulation<'_> {
     pub(super) fn finish(mut self) -> Result<RunResult, SimError> {
         let dur_s = ns_to_secs(self.end);
         let live = live_per_class(&self.reqs, self.classes.len());
+        let users_waiting = users_waiting(&self.reqs, self.classes.len());
         let mut classes = IndexMap::new();
         let mut calls = IndexMap::new();
         for (c, cs) in self.classes.iter().enumerate() {
             let k = cs.counts;
             let cfg = &self.cfg.classes[c];
             let name = cfg.name.clone();
+            // Every user of a population is thinking or waiting on its request.
+            if let Some(p) = &cs.users
+                && (!p.alive_consistent() || p.alive() != p.thinking + users_waiting[c])
+            {
+                return Err(SimError::Accounting {
+                    class: name,
+                    detail: format!(
+                        "{} users alive, {} thinking, {} waiting on a request",
+                        p.alive(),
+                        p.thinking,
+                        users_waiting[c]
+                    ),
+                });
+            }
             // Every request is accounted for, in every run.
             if k.offered != k.admitted + k.rejected
                 || k.admitted != k.succeeded + k.failed + live[c]
@@ -214,6 +232,12 @@ impl Simulation<'_> {
                     keys_ok: uses_keys.then_some(k.keys_ok),
                     keys_failed: uses_keys.then_some(k.keys_failed),
                     hedges: hedged.then_some(k.hedges),
+                    users: cs.users.as_ref().map(|p| UsersSummary {
+                        users: p.target(),
+                        thinking: p.thinking,
+                        away: p.away,
+                        waiting: users_waiting[c],
+                    }),
                 },
             );
         }

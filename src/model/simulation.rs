@@ -7,6 +7,7 @@ use super::event::Event;
 use super::lifecycle::Next;
 use super::metrics::RunResult;
 use super::pool::{Job, PoolState};
+use super::population::Population;
 use super::query::KeyScratch;
 use super::request::Request;
 use super::sampling::Sampler;
@@ -111,11 +112,16 @@ impl<'a> Simulation<'a> {
             .classes
             .iter()
             .map(|c| {
-                ClassState::new(
+                let mut cs = ClassState::new(
                     c,
                     rng(&format!("class.{}", c.name)),
                     rng(&format!("retry.{}", c.name)),
-                )
+                );
+                cs.users = c
+                    .users
+                    .as_ref()
+                    .map(|u| Population::new(u, rng(&format!("users.{}", c.name))));
+                cs
             })
             .collect();
         let caches = cfg
@@ -207,6 +213,7 @@ impl<'a> Simulation<'a> {
         for c in 0..self.classes.len() {
             self.schedule_arrival(c);
         }
+        self.start_populations();
         for (i, a) in self.timetable.entries.iter().enumerate() {
             self.queue.schedule(a.0, Event::Scheduled { idx: i as u32 });
         }
@@ -274,6 +281,8 @@ impl<'a> Simulation<'a> {
                 }
             }
             Event::BurstArrival { trigger } => self.burst_arrival(trigger as usize),
+            Event::UserTurn { class, user } => self.user_turn(class as usize, user),
+            Event::ThinkEnd { class, epoch } => self.think_end(class as usize, epoch),
             Event::AttemptStart { req, token } => self.resume(req, token, Next::Attempt),
             Event::AttemptTimeout { req, token } => {
                 self.resume(req, token, Next::AttemptFailed(Failure::Timeout))

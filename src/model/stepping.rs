@@ -115,6 +115,9 @@ impl<'a> Simulation<'a> {
         for (c, cs) in self.cfg.classes.iter().zip(self.classes.iter_mut()) {
             cs.rng = rng(&format!("class.{}", c.name));
             cs.retry_rng = rng(&format!("retry.{}", c.name));
+            if let Some(p) = cs.users.as_mut() {
+                p.rng = rng(&format!("users.{}", c.name));
+            }
         }
         for (p, ps) in self.cfg.pools.iter().zip(self.pools.iter_mut()) {
             ps.rng = rng(&format!("pool.{}", p.name));
@@ -129,6 +132,7 @@ impl<'a> Simulation<'a> {
             // A new epoch makes the pending arrival stale.
             self.classes[c].epoch = self.classes[c].epoch.wrapping_add(1);
             self.schedule_arrival(c);
+            self.redraw_clock(c);
         }
     }
 }

@@ -53,6 +53,8 @@ pub struct ClassState {
     pub latency: Histogram,
     pub window_latency: Histogram,
     pub latency_sum_ns: u128,
+    /// A closed-loop class's users.
+    pub users: Option<super::population::Population>,
 }
 
 impl ClassState {
@@ -79,6 +81,7 @@ impl ClassState {
             latency: Histogram::new(),
             window_latency: Histogram::new(),
             latency_sum_ns: 0,
+            users: None,
         };
         s.set_rate(cfg);
         s

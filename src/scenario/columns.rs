@@ -25,6 +25,9 @@ pub enum Measure {
     Rejected,
     /// 99th percentile latency of the window's successful requests, seconds.
     LatencyP99,
+    /// Users of a population waiting on their request at the window's end (closed-loop
+    /// classes only).
+    UsersWaiting,
     /// Busy workers over worker capacity.
     Utilization,
     /// Time-average number of waiting queries.
@@ -65,7 +68,7 @@ pub enum Owner {
 
 impl Measure {
     /// Every measure, in column order within its component.
-    pub const ALL: [Measure; 17] = [
+    pub const ALL: [Measure; 18] = [
         Measure::Time,
         Measure::Offered,
         Measure::Attempts,
@@ -73,6 +76,7 @@ impl Measure {
         Measure::Failed,
         Measure::Rejected,
         Measure::LatencyP99,
+        Measure::UsersWaiting,
         Measure::Utilization,
         Measure::QueueLen,
         Measure::QueriesPerS,
@@ -105,6 +109,7 @@ impl Measure {
             Measure::LatencyP99 => "latency_p99_s",
             Measure::Utilization => "utilization",
             Measure::QueueLen => "queue_len",
+            Measure::UsersWaiting => "users_waiting",
             Measure::QueriesPerS => "queries_per_s",
             Measure::PrimaryUtilization => "primary_utilization",
             Measure::WaitingOnCalls => "waiting_on_calls",
@@ -126,7 +131,8 @@ impl Measure {
             | Measure::Goodput
             | Measure::Failed
             | Measure::Rejected
-            | Measure::LatencyP99 => "class",
+            | Measure::LatencyP99
+            | Measure::UsersWaiting => "class",
             Measure::Utilization
             | Measure::QueueLen
             | Measure::QueriesPerS
@@ -180,7 +186,9 @@ pub fn columns(cfg: &Config) -> Vec<Column> {
     };
     for (i, c) in cfg.client_classes().iter().enumerate() {
         for m in Measure::of("class") {
-            add(Owner::Class(i), &c.name, m);
+            if m != Measure::UsersWaiting || c.users.is_some() {
+                add(Owner::Class(i), &c.name, m);
+            }
         }
     }
     for (i, p) in cfg.pools.iter().enumerate() {

@@ -80,8 +80,13 @@ pub struct RawMetrics {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawClass {
-    #[serde(default)]
-    pub rate: f64,
+    pub rate: Option<f64>,
+    /// A closed-loop population of this many users, instead of a `rate`.
+    pub users: Option<i64>,
+    /// A user's think time between an answer and its next request (a law table).
+    pub think: Option<RawService>,
+    /// After `after` failures in a row a user stays away `for`.
+    pub give_up: Option<RawGiveUp>,
     pub profile: Option<RawProfile>,
     pub timeout: Option<Dur>,
     #[serde(default)]
@@ -89,6 +94,14 @@ pub struct RawClass {
     pub rate_limit: Option<RawTokenBucket>,
     #[serde(default)]
     pub steps: Vec<RawStep>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawGiveUp {
+    pub after: i64,
+    #[serde(rename = "for")]
+    pub for_: Dur,
 }
 
 #[derive(Debug, Deserialize)]

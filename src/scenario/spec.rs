@@ -125,6 +125,19 @@ pub struct ClassCfg {
     pub steps: Vec<StepCfg>,
     /// For the class of a pool call: its index in [`Config::calls`].
     pub call: Option<usize>,
+    /// A closed-loop population instead of open arrivals (`rate_per_s` is then 0).
+    pub users: Option<UsersCfg>,
+}
+
+/// A closed-loop population: `users` users, each sending a request, waiting for its end
+/// (success or final failure), thinking for a time drawn from `think`, and sending the next.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UsersCfg {
+    pub users: u32,
+    pub think: ServiceCfg,
+    /// After this many failures in a row a user stays away for the given time (instead of
+    /// thinking), then starts afresh.
+    pub give_up: Option<(u32, SimTime)>,
 }
 
 /// A piecewise-linear multiplier of the base rate, optionally repeating.

@@ -10,6 +10,7 @@ mod hysteresis;
 mod load_shedding;
 mod mg1_laws;
 mod phase;
+mod populations;
 mod queueing;
 mod retries;
 mod retry_amplification;

@@ -130,6 +130,7 @@ pub fn calls(
                 rate_limit: None,
                 steps: vec![st],
                 call: Some(idx),
+                users: None,
             });
             made.push((rc.endpoint.as_ref(), rc.parallel, idx));
         }

@@ -11,7 +11,8 @@ use crate::scenario::spec::*;
 /// Validates `[class.NAME]` at `path`; steps name their pool, endpoint and cache among
 /// `targets`.
 pub fn class(path: &str, name: &str, c: &RawClass, targets: &Targets) -> V<ClassCfg> {
-    let rate = finite_nonneg(&format!("{path}.rate"), c.rate)?;
+    let users = population(path, c)?;
+    let rate = finite_nonneg(&format!("{path}.rate"), c.rate.unwrap_or(0.0))?;
     let profile = match &c.profile {
         None => Profile {
             points: vec![],
@@ -48,7 +49,63 @@ pub fn class(path: &str, name: &str, c: &RawClass, targets: &Targets) -> V<Class
         rate_limit,
         steps,
         call: None,
+        users,
     })
+}
+
+/// Most users a population may have: each is a record and, while thinking, a pending
+/// event.
+pub const MAX_USERS: i64 = 10_000_000;
+
+/// A closed-loop population (`users`, `think`, `give_up`), or `None` for an open class.
+fn population(path: &str, c: &RawClass) -> V<Option<UsersCfg>> {
+    let Some(n) = c.users else {
+        for (key, given) in [
+            ("think", c.think.is_some()),
+            ("give_up", c.give_up.is_some()),
+        ] {
+            if given {
+                return bad(
+                    format!("{path}.{key}"),
+                    format!("`{key}` is for a closed-loop population; add `users = N`"),
+                );
+            }
+        }
+        return Ok(None);
+    };
+    let users = int_in(&format!("{path}.users"), n, 1, MAX_USERS)? as u32;
+    for (key, given) in [("rate", c.rate.is_some()), ("profile", c.profile.is_some())] {
+        if given {
+            return bad(
+                format!("{path}.{key}"),
+                format!(
+                    "a population of `users` sends at its own pace (one request per user, then \
+                     `think`); remove `{key}`, or `users` for an open class"
+                ),
+            );
+        }
+    }
+    let Some(think) = &c.think else {
+        return bad(
+            format!("{path}.think"),
+            "missing required key `think` (a population's think time, e.g. think = { law = \
+             \"exp\", mean = \"5s\" })",
+        );
+    };
+    let think = super::service::service(&format!("{path}.think"), think)?;
+    let give_up = match &c.give_up {
+        None => None,
+        Some(g) => {
+            let gp = format!("{path}.give_up");
+            let after = int_in(&format!("{gp}.after"), g.after, 1, 1_000_000)? as u32;
+            Some((after, nonzero_dur(&format!("{gp}.for"), g.for_)?))
+        }
+    };
+    Ok(Some(UsersCfg {
+        users,
+        think,
+        give_up,
+    }))
 }
 
 fn profile(path: &str, p: &RawProfile) -> V<Profile> {

@@ -135,7 +135,10 @@ fn simple(path: &str, s: &RawService) -> V<Simple> {
         }
         Law::Empirical if s.histogram.is_some() => {
             only(path, s, &with(&["histogram"]))?;
-            histogram(&format!("{path}.histogram"), s.histogram.as_deref().unwrap_or(&[]))?
+            histogram(
+                &format!("{path}.histogram"),
+                s.histogram.as_deref().unwrap_or(&[]),
+            )?
         }
         Law::Empirical => {
             only(path, s, &with(&["samples"]))?;

@@ -15,6 +15,15 @@ pub fn same_structure(a: &Config, b: &Config) -> Result<(), String> {
             names(bc.iter().map(|c| &c.name).collect())
         ));
     }
+    for (x, y) in ac.iter().zip(bc) {
+        if x.users.is_some() != y.users.is_some() {
+            return Err(format!(
+                "class `{}` changes between open arrivals (`rate`) and a population \
+                 (`users`)",
+                x.name
+            ));
+        }
+    }
     if a.pools.len() != b.pools.len() || a.pools.iter().zip(&b.pools).any(|(x, y)| x.name != y.name)
     {
         return Err(format!(
