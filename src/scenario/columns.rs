@@ -38,6 +38,8 @@ pub enum Measure {
     WaitingOnCalls,
     /// Queries refused or dropped by load shedding (pools that shed only).
     ShedPerS,
+    /// Time-average live (routable) servers (autoscaled pools only).
+    Servers,
     /// Cache hits over lookups, key by key.
     HitRatio,
     /// Tries of a pool call (first tries and retries): queries per dependency.
@@ -65,7 +67,7 @@ pub enum Owner {
 
 impl Measure {
     /// Every measure, in column order within its component.
-    pub const ALL: [Measure; 17] = [
+    pub const ALL: [Measure; 18] = [
         Measure::Time,
         Measure::Offered,
         Measure::Attempts,
@@ -79,6 +81,7 @@ impl Measure {
         Measure::PrimaryUtilization,
         Measure::WaitingOnCalls,
         Measure::ShedPerS,
+        Measure::Servers,
         Measure::HitRatio,
         Measure::CallsPerS,
         Measure::CallFailed,
@@ -109,6 +112,7 @@ impl Measure {
             Measure::PrimaryUtilization => "primary_utilization",
             Measure::WaitingOnCalls => "waiting_on_calls",
             Measure::ShedPerS => "shed_per_s",
+            Measure::Servers => "servers",
             Measure::HitRatio => "hit_ratio",
             Measure::CallsPerS => "calls_per_s",
             Measure::CallFailed => "failed_per_s",
@@ -132,7 +136,8 @@ impl Measure {
             | Measure::QueriesPerS
             | Measure::PrimaryUtilization
             | Measure::WaitingOnCalls
-            | Measure::ShedPerS => "pool",
+            | Measure::ShedPerS
+            | Measure::Servers => "pool",
             Measure::HitRatio => "cache",
             Measure::CallsPerS | Measure::CallFailed | Measure::BreakerOpen => "call",
         }
@@ -162,7 +167,7 @@ pub struct Column {
 /// The columns of `timeseries.csv` for a configuration: `time_s`, then per client class its
 /// measures, per pool `utilization`, `queue_len`, `queries_per_s` (and
 /// `primary_utilization` with replicas, `waiting_on_calls` with calls, `shed_per_s` when it
-/// sheds), per cache tier `hit_ratio`, per pool call `calls_per_s`, `failed_per_s` (and
+/// sheds, `servers` when it autoscales), per cache tier `hit_ratio`, per pool call `calls_per_s`, `failed_per_s` (and
 /// `breaker_open` with a breaker), each in the order of [`Measure::ALL`]. A scenario
 /// without calls or shedding has the columns it always had.
 pub fn columns(cfg: &Config) -> Vec<Column> {
@@ -190,6 +195,7 @@ pub fn columns(cfg: &Config) -> Vec<Column> {
                 Measure::PrimaryUtilization => p.replicas > 0,
                 Measure::WaitingOnCalls => p.has_calls,
                 Measure::ShedPerS => p.shed.is_some(),
+                Measure::Servers => p.autoscale.is_some(),
                 _ => true,
             };
             if has {
