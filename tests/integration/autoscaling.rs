@@ -104,14 +104,9 @@ fn without_a_cooldown_to_wait_for_the_fleet_scales_in_at_the_first_evaluation_af
 fn an_autoscaler_that_never_scales_routes_like_a_fixed_fleet() {
     // min = max = shards: the same draws as the fixed pool, so the same rows (but for the
     // servers column).
+    let text = step_scenario("");
     let fixed = run(
-        &scenario(
-            &step_scenario("")
-                .split("[pool.web.autoscale]")
-                .next()
-                .unwrap()
-                .to_string(),
-        ),
+        &scenario(text.split("[pool.web.autoscale]").next().unwrap()),
         0,
     );
     let pinned = run(
