@@ -109,6 +109,7 @@ impl Simulation<'_> {
 
     /// The server a one-part query to autoscaled pool `p` goes to: a live one, uniformly
     /// (the same draw as a fixed pool's shard while the fleet has not changed).
+    #[cold]
     #[inline(never)]
     pub(super) fn route_scaled(&mut self, p: usize) -> u32 {
         let Some(sc) = &self.pools[p].scale else {
@@ -125,6 +126,7 @@ impl Simulation<'_> {
 
     /// A job of autoscaled pool `p` has ended on `server` after `sojourn_ns`: recorded for
     /// the p99 signal; a leaving server with no work left is gone.
+    #[cold]
     #[inline(never)]
     pub(super) fn scaled_job_done(&mut self, p: usize, server: u32, sojourn_ns: SimTime) {
         let pool = &mut self.pools[p];
@@ -298,6 +300,7 @@ impl super::pool::PoolState {
     /// A service time `t` drawn on `server` of an autoscaled pool, multiplied by the
     /// warm-up factor while the server is warming up. Out of line: only autoscaled pools
     /// call it.
+    #[cold]
     #[inline(never)]
     pub fn warmed(&self, cfg: &PoolCfg, server: u32, now: SimTime, t: SimTime) -> SimTime {
         match (&self.scale, cfg.autoscale) {

@@ -134,6 +134,7 @@ impl Simulation<'_> {
         pool.stats.served += 1;
         pool.stats.wait_sum_ns += (job.started - job.enqueued) as u128;
         pool.stats.sojourn_sum_ns += (self.now - job.enqueued) as u128;
+        let scaled = pool.scale.is_some();
         let server = &mut pool.servers[job.server as usize];
         // A job on a server that crashed meanwhile is lost: its caller sees an error.
         let mut ok = !server.down && failure.is_none();
@@ -146,7 +147,7 @@ impl Simulation<'_> {
         }
         self.jobs.remove(j);
         self.serve_next(p, job.server);
-        if self.pools[p].scale.is_some() {
+        if scaled {
             self.scaled_job_done(p, job.server, self.now - job.enqueued);
         }
         current.then_some(PartDone {
