@@ -14,7 +14,8 @@
 //!    parts, routing by read preference, and completion (all-or-nothing or partial).
 //! 5. [`service`] is what a [`pool`] does with a part (a job): queue, discipline, service,
 //!    expiry, crash; the answer goes back to the query, then the lifecycle. A pool may
-//!    shed load ([`shedding`]); a query may send a second copy ([`hedging`]).
+//!    shed load ([`shedding`]) or add and remove servers on a signal ([`autoscale`]); a
+//!    query may send a second copy ([`hedging`]).
 //! 6. A pool with calls ([`calls`]) keeps the job's worker after its service and makes its
 //!    calls, each a request of the call's own class through the same lifecycle, then
 //!    answers.
@@ -26,6 +27,7 @@
 //! Requests and jobs live in a [`slab`]; events carry `(slot, token)` and a stale token
 //! (an attempt or query attempt that has ended) makes an event a no-op.
 
+pub mod autoscale;
 pub mod cache;
 pub mod calls;
 pub mod event;

@@ -105,6 +105,9 @@ fn pool(primary: Option<f64>) -> PoolSummary {
         mean_waiting_on_calls: None,
         fallbacks: None,
         shed: None,
+        mean_servers: None,
+        servers_added: None,
+        servers_removed: None,
     }
 }
 

@@ -40,6 +40,10 @@ pub enum Event {
     ViewRefresh { pool: u16 },
     /// A rolling restart takes its next node (`node`) out of the catalog.
     RollingNext { trigger: u16, node: u32 },
+    /// An autoscaled pool evaluates its signal.
+    ScaleEval { pool: u16 },
+    /// A server an autoscaler asked for is up.
+    ServerUp { pool: u16, server: u32 },
     /// The control plane's delayed look at a cache node that left the catalog.
     NodeDetect { cache: u16, slot: u16, token: u32 },
     /// A restarted cache node re-registers in the catalog.

@@ -125,6 +125,15 @@ pub struct PoolSummary {
     /// Queries refused or dropped by load shedding (pools that shed only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shed: Option<u64>,
+    /// Time-average live servers (autoscaled pools only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean_servers: Option<f64>,
+    /// Servers the autoscaler asked for (autoscaled pools only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub servers_added: Option<u64>,
+    /// Servers the autoscaler scaled in (autoscaled pools only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub servers_removed: Option<u64>,
 }
 
 /// `summary.json`: byte-identical for the same scenario, seed and overrides.

@@ -70,6 +70,8 @@ pub struct PoolStats {
     pub primary_busy_area: u128,
     pub queue_area: u128,
     pub capacity_area: u128,
+    /// Integral over time of the live (routable) servers (what an autoscaler changes).
+    pub live_area: u128,
 }
 
 /// A pool's live state.
@@ -86,6 +88,14 @@ pub struct PoolState {
     /// The pool sheds load (`[pool.NAME.shed]`): kept here, next to the state the plain
     /// path reads anyway, so that testing it costs no extra cache line.
     pub sheds: bool,
+    /// The autoscaler's state, for a pool with `[pool.NAME.autoscale]` (tested where the
+    /// plain path needs it, like `sheds`).
+    pub scale: Option<Box<super::autoscale::Autoscaler>>,
+    /// Servers that count for capacity: up, taking work or finishing it (every server of
+    /// a pool without an autoscaler).
+    pub up: u32,
+    /// Servers that take new work (every server of a pool without an autoscaler).
+    pub live: u32,
     waiting_last: SimTime,
     pub slowdown: f64,
     pub outages: u32,
@@ -116,6 +126,11 @@ impl PoolState {
             waiting: 0,
             waiting_last: 0,
             sheds: cfg.shed.is_some(),
+            scale: cfg
+                .autoscale
+                .map(|_| Box::new(super::autoscale::Autoscaler::new(n as u32))),
+            up: n as u32,
+            live: n as u32,
             slowdown: 1.0,
             outages: 0,
             rng,
@@ -157,12 +172,22 @@ impl PoolState {
         (self.stats.waiting_area - from.waiting_area) as f64 / ns as f64
     }
 
-    /// Accumulates worker capacity up to `now`; call before the worker count changes and
-    /// before reading statistics (capacity changes rarely, so it stays off the hot path).
+    /// Accumulates worker capacity (and live servers) up to `now`; call before the worker
+    /// or server count changes and before reading statistics (capacity changes rarely, so
+    /// it stays off the hot path).
     pub fn integrate_capacity(&mut self, now: SimTime) {
         let dt = (now - self.cap_last) as u128;
-        self.stats.capacity_area += (self.workers as u128 * self.servers.len() as u128) * dt;
+        self.stats.capacity_area += (self.workers as u128 * self.up as u128) * dt;
+        self.stats.live_area += self.live as u128 * dt;
         self.cap_last = now;
+    }
+
+    /// Time-average live servers between two stat snapshots `ns` apart.
+    pub fn mean_live(&self, from: &PoolStats, ns: SimTime) -> f64 {
+        if ns == 0 {
+            return self.live as f64;
+        }
+        (self.stats.live_area - from.live_area) as f64 / ns as f64
     }
 
     /// Picks the server of `shard` that a query with read preference `read` goes to, as

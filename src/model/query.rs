@@ -219,6 +219,10 @@ impl Simulation<'_> {
     #[inline(always)]
     pub(super) fn route_one(&mut self, part: Part) -> u32 {
         let pool = &self.cfg.pools[part.pool];
+        // The candidates of an autoscaled pool are its live servers.
+        if pool.autoscale.is_some() {
+            return self.route_scaled(part.pool);
+        }
         let (shards, threshold) = (pool.shards, pool.latency_threshold_ns);
         let shard = if shards > 1 {
             self.route_rng.random_range(0..shards)

@@ -129,6 +129,7 @@ impl Simulation<'_> {
                     Measure::PrimaryUtilization => pool.primary_utilization(&pool.window_mark),
                     Measure::WaitingOnCalls => pool.mean_waiting(&pool.window_mark, span),
                     Measure::ShedPerS => rate(pool.stats.shed, pool.window_mark.shed),
+                    Measure::Servers => pool.mean_live(&pool.window_mark, span),
                     _ => f64::NAN,
                 }
             }
@@ -270,6 +271,12 @@ impl Simulation<'_> {
                         .then(|| pool.mean_waiting(&Default::default(), self.end)),
                     fallbacks: calls.then_some(s.fallbacks),
                     shed: pcfg.shed.map(|_| s.shed),
+                    mean_servers: pool
+                        .scale
+                        .as_ref()
+                        .map(|_| pool.mean_live(&Default::default(), self.end)),
+                    servers_added: pool.scale.as_ref().map(|sc| sc.added),
+                    servers_removed: pool.scale.as_ref().map(|sc| sc.removed),
                 },
             );
         }

@@ -72,7 +72,10 @@ impl Simulation<'_> {
             pool.busy_primary += 1;
         }
         let pc = &self.cfg.pools[p];
-        let t = pool.service_ns(pc, cost, in_service);
+        let mut t = pool.service_ns(pc, cost, in_service);
+        if pool.scale.is_some() {
+            t = pool.warmed(pc, s as u32, self.now, t);
+        }
         // A pool with calls ends the job's own service with a different event, so the
         // plain job's end tests nothing.
         let ev = if pc.has_calls {
@@ -131,6 +134,7 @@ impl Simulation<'_> {
         pool.stats.served += 1;
         pool.stats.wait_sum_ns += (job.started - job.enqueued) as u128;
         pool.stats.sojourn_sum_ns += (self.now - job.enqueued) as u128;
+        let scaled = pool.scale.is_some();
         let server = &mut pool.servers[job.server as usize];
         // A job on a server that crashed meanwhile is lost: its caller sees an error.
         let mut ok = !server.down && failure.is_none();
@@ -143,6 +147,9 @@ impl Simulation<'_> {
         }
         self.jobs.remove(j);
         self.serve_next(p, job.server);
+        if scaled {
+            self.scaled_job_done(p, job.server, self.now - job.enqueued);
+        }
         current.then_some(PartDone {
             req: job.req,
             failure: (!ok).then_some(Failure::Error),

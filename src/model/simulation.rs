@@ -223,6 +223,7 @@ impl<'a> Simulation<'a> {
                     .schedule(c.refresh_ns, Event::ViewRefresh { pool: p as u16 });
             }
         }
+        self.schedule_autoscalers();
         // One window end pending at a time keeps the queue small.
         self.queue
             .schedule(self.sc.window.min(self.end), Event::WindowEnd);
@@ -306,6 +307,8 @@ impl<'a> Simulation<'a> {
             Event::WindowEnd => self.window_end(),
             Event::Scheduled { idx } => self.scheduled(idx as usize),
             Event::ViewRefresh { pool } => self.view_refresh(pool as usize),
+            Event::ScaleEval { pool } => self.scale_eval(pool as usize),
+            Event::ServerUp { pool, server } => self.server_up(pool as usize, server),
             Event::RollingNext { trigger, node } => self.rolling_next(trigger as usize, node),
             Event::NodeDetect { cache, slot, token } => {
                 self.caches[cache as usize].detect(slot as usize, token)

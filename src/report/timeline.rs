@@ -124,6 +124,16 @@ pub fn default_panels(ts: &TimeSeries) -> Vec<Panel> {
             thin: false,
         });
     }
+    // Live servers of autoscaled pools.
+    let mut servers = Vec::new();
+    for (i, (pool, col)) in of(Measure::Servers).enumerate() {
+        servers.push(Line {
+            label: format!("{pool} live servers"),
+            values: ts.values(col),
+            color: PALETTE[(2 + i) % PALETTE.len()],
+            thin: false,
+        });
+    }
     let mut ratios = Vec::new();
     for (k, col) in ts
         .columns
@@ -169,6 +179,13 @@ pub fn default_panels(ts: &TimeSeries) -> Vec<Panel> {
             y_max: Some(1.05),
         },
     ];
+    if !servers.is_empty() {
+        panels.push(Panel {
+            title: "Servers of autoscaled pools (time-average)".into(),
+            lines: servers,
+            y_max: None,
+        });
+    }
     if !waiting.is_empty() {
         panels.push(Panel {
             title: "Workers held waiting on calls (mean)".into(),

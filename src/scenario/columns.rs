@@ -41,6 +41,8 @@ pub enum Measure {
     WaitingOnCalls,
     /// Queries refused or dropped by load shedding (pools that shed only).
     ShedPerS,
+    /// Time-average live (routable) servers (autoscaled pools only).
+    Servers,
     /// Cache hits over lookups, key by key.
     HitRatio,
     /// Tries of a pool call (first tries and retries): queries per dependency.
@@ -83,6 +85,7 @@ impl Measure {
         Measure::PrimaryUtilization,
         Measure::WaitingOnCalls,
         Measure::ShedPerS,
+        Measure::Servers,
         Measure::HitRatio,
         Measure::CallsPerS,
         Measure::CallFailed,
@@ -114,6 +117,7 @@ impl Measure {
             Measure::PrimaryUtilization => "primary_utilization",
             Measure::WaitingOnCalls => "waiting_on_calls",
             Measure::ShedPerS => "shed_per_s",
+            Measure::Servers => "servers",
             Measure::HitRatio => "hit_ratio",
             Measure::CallsPerS => "calls_per_s",
             Measure::CallFailed => "failed_per_s",
@@ -138,7 +142,8 @@ impl Measure {
             | Measure::QueriesPerS
             | Measure::PrimaryUtilization
             | Measure::WaitingOnCalls
-            | Measure::ShedPerS => "pool",
+            | Measure::ShedPerS
+            | Measure::Servers => "pool",
             Measure::HitRatio => "cache",
             Measure::CallsPerS | Measure::CallFailed | Measure::BreakerOpen => "call",
         }
@@ -168,7 +173,7 @@ pub struct Column {
 /// The columns of `timeseries.csv` for a configuration: `time_s`, then per client class its
 /// measures, per pool `utilization`, `queue_len`, `queries_per_s` (and
 /// `primary_utilization` with replicas, `waiting_on_calls` with calls, `shed_per_s` when it
-/// sheds), per cache tier `hit_ratio`, per pool call `calls_per_s`, `failed_per_s` (and
+/// sheds, `servers` when it autoscales), per cache tier `hit_ratio`, per pool call `calls_per_s`, `failed_per_s` (and
 /// `breaker_open` with a breaker), each in the order of [`Measure::ALL`]. A scenario
 /// without calls or shedding has the columns it always had.
 pub fn columns(cfg: &Config) -> Vec<Column> {
@@ -198,6 +203,7 @@ pub fn columns(cfg: &Config) -> Vec<Column> {
                 Measure::PrimaryUtilization => p.replicas > 0,
                 Measure::WaitingOnCalls => p.has_calls,
                 Measure::ShedPerS => p.shed.is_some(),
+                Measure::Servers => p.autoscale.is_some(),
                 _ => true,
             };
             if has {

@@ -114,6 +114,8 @@ impl Loader {
             origins.push((o.path.clone(), o.origin.clone()));
         }
         let (raw, meta, config) = self.build(&table, &origins)?;
+        validate::starting_fleet(&config)
+            .map_err(|(path, msg)| self.invalid(&path, &msg, &origins))?;
         let (tipping, phase) = validate::tipping(&raw, &table, &config, meta.duration)
             .map_err(|(path, msg)| self.invalid(&path, &msg, &origins))?;
         let collapse = validate::collapse(&raw, &config)

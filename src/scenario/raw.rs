@@ -413,6 +413,58 @@ pub struct RawPool {
     #[serde(default)]
     pub calls: Vec<RawStep>,
     pub shed: Option<RawShed>,
+    /// Adds or removes servers on a signal (keyless pools without replicas).
+    pub autoscale: Option<RawAutoscale>,
+}
+
+/// What an autoscaler tracks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ScaleSignal {
+    /// Busy workers over the live servers' workers, time-weighted over the period.
+    Utilization,
+    /// Waiting jobs per live server, time-weighted over the period.
+    Queue,
+    /// The 99th percentile of the pool's job sojourn (wait + service) over the period.
+    P99,
+}
+
+/// What scaling in does to a server's work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ScaleIn {
+    /// The server takes no new work, serves its queue, and leaves when empty.
+    #[default]
+    Drain,
+    /// The server leaves at once: its queued work fails, its work in service fails when it ends.
+    Fail,
+}
+
+/// `[pool.NAME.autoscale]` as written: target tracking on a signal.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAutoscale {
+    pub signal: ScaleSignal,
+    /// A number (utilisation fraction, waiting jobs per server) or, for `p99`, a duration.
+    pub target: Value,
+    pub every: Option<Dur>,
+    pub provision: Option<Dur>,
+    pub warmup: Option<RawWarmup>,
+    pub cooldown: Option<Dur>,
+    pub min: i64,
+    pub max: i64,
+    #[serde(default)]
+    pub scale_in: ScaleIn,
+    pub tolerance: Option<f64>,
+}
+
+/// A new server's warm-up: its service times are multiplied by `factor` for `for`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWarmup {
+    #[serde(rename = "for")]
+    pub for_: Dur,
+    pub factor: f64,
 }
 
 /// How clients route to a sharded, replicated pool: their own copy of the topology.

@@ -7,7 +7,8 @@ pub mod hysteresis;
 pub mod sweep;
 
 pub use super::raw::{
-    Backoff, Completion, Discipline, Failure, Fanout, Jitter, Law, MissPolicy, ReadPref,
+    Backoff, Completion, Discipline, Failure, Fanout, Jitter, Law, MissPolicy, ReadPref, ScaleIn,
+    ScaleSignal,
 };
 use crate::engine::time::SimTime;
 pub use collapse::{Collapse, CollapseLevel};
@@ -361,6 +362,30 @@ pub struct PoolCfg {
     pub has_calls: bool,
     /// Load shedding at each server, if any.
     pub shed: Option<ShedCfg>,
+    /// Adds and removes servers on a signal, if set (`shards` is then the starting count).
+    pub autoscale: Option<AutoscaleCfg>,
+}
+
+/// Target tracking (`[pool.NAME.autoscale]`): every `every`, the signal over the last
+/// period sets the desired number of servers (`model::autoscale::desired`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AutoscaleCfg {
+    pub signal: ScaleSignal,
+    /// Utilisation fraction, waiting jobs per server, or (p99) nanoseconds.
+    pub target: f64,
+    pub every_ns: SimTime,
+    /// From a scale-out decision until the new server takes work.
+    pub provision_ns: SimTime,
+    /// A new server's service times are multiplied by `warmup_factor` for this long.
+    pub warmup_ns: SimTime,
+    pub warmup_factor: f64,
+    /// A scale-in needs this long since the fleet last changed.
+    pub cooldown_ns: SimTime,
+    pub min: u32,
+    pub max: u32,
+    pub scale_in: ScaleIn,
+    /// No change while the signal is within this fraction of the target.
+    pub tolerance: f64,
 }
 
 /// How a pool's servers shed load.

@@ -6,6 +6,7 @@
 //! [`Tipping`]: crate::scenario::spec::Tipping
 //! [`Phase`]: crate::scenario::spec::Phase
 
+mod autoscale;
 mod call;
 mod check;
 mod class;
@@ -21,6 +22,7 @@ use super::spec::Config;
 use crate::engine::time::SimTime;
 use check::{V, bad, nonzero_dur};
 
+pub use autoscale::starting_fleet;
 pub use call::MAX_CALL_DEPTH;
 pub use check::{Problem, did_you_mean, listing, nearest};
 pub use collapse::collapse;
@@ -98,6 +100,15 @@ pub fn validate(raw: &RawScenario) -> V<(Meta, Config)> {
             &caches,
         )?);
     }
+    let config = Config {
+        classes,
+        clients,
+        calls,
+        pools,
+        caches,
+        triggers,
+    };
+    autoscale::routes(&config)?;
     let meta = Meta {
         title: raw.title.clone(),
         description: raw.description.clone(),
@@ -107,15 +118,5 @@ pub fn validate(raw: &RawScenario) -> V<(Meta, Config)> {
         step,
         zoom,
     };
-    Ok((
-        meta,
-        Config {
-            classes,
-            clients,
-            calls,
-            pools,
-            caches,
-            triggers,
-        },
-    ))
+    Ok((meta, config))
 }

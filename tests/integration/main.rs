@@ -1,6 +1,7 @@
 //! Integration tests: one binary, a module per behaviour.
 
 mod ably;
+mod autoscaling;
 mod bad_input;
 mod collapse_time;
 mod common;

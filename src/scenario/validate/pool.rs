@@ -60,12 +60,21 @@ pub fn pool(path: &str, name: &str, p: &RawPool) -> V<PoolCfg> {
         Some(s) => Some(shed(&format!("{path}.shed"), s, queue_limit, p.discipline)?),
         None => None,
     };
+    let autoscale = match &p.autoscale {
+        Some(a) => Some(super::autoscale::autoscale(
+            &format!("{path}.autoscale"),
+            a,
+            p.replicas.unwrap_or(0),
+        )?),
+        None => None,
+    };
     Ok(PoolCfg {
         name: name.into(),
         endpoints: vec![String::new()],
         plans: vec![Vec::new()],
         has_calls: false,
         shed,
+        autoscale,
         shards: int_in(&format!("{path}.shards"), p.shards.unwrap_or(1), 1, 100_000)? as u32,
         replicas: int_in(&format!("{path}.replicas"), p.replicas.unwrap_or(0), 0, 100)? as u32,
         workers: int_in(

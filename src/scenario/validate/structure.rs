@@ -74,6 +74,9 @@ pub fn same_structure(a: &Config, b: &Config) -> Result<(), String> {
         if (x.shards, x.replicas) != (y.shards, y.replicas) {
             return Err(format!("pool `{}` changes its shards or replicas", x.name));
         }
+        if x.autoscale.is_some() != y.autoscale.is_some() {
+            return Err(format!("pool `{}` gains or loses its autoscaler", x.name));
+        }
         if x.client.is_some() != y.client.is_some() {
             return Err(format!(
                 "pool `{}` gains or loses its cluster client",
