@@ -155,7 +155,8 @@ fn series() -> TimeSeries {
             name: format!("{component}.{}", measure.suffix()),
         })
     };
-    for m in Measure::of("class") {
+    // An open class: no population column.
+    for m in Measure::of("class").filter(|&m| m != Measure::UsersWaiting) {
         add(Owner::Class(0), "request", m);
     }
     for m in [

@@ -70,7 +70,7 @@ pub enum Owner {
 
 impl Measure {
     /// Every measure, in column order within its component.
-    pub const ALL: [Measure; 18] = [
+    pub const ALL: [Measure; 19] = [
         Measure::Time,
         Measure::Offered,
         Measure::Attempts,
