@@ -7,7 +7,7 @@ pub mod hysteresis;
 pub mod sweep;
 
 pub use super::raw::{
-    Backoff, Completion, Discipline, Failure, Fanout, Jitter, Law, MissPolicy, ReadPref,
+    Backoff, Balance, Completion, Discipline, Failure, Fanout, Jitter, Law, MissPolicy, ReadPref,
 };
 use crate::engine::time::SimTime;
 pub use collapse::{Collapse, CollapseLevel};
@@ -348,6 +348,9 @@ pub struct PoolCfg {
     pub has_calls: bool,
     /// Load shedding at each server, if any.
     pub shed: Option<ShedCfg>,
+    /// How one-part keyless queries choose a shard, and reads a server among a shard's
+    /// candidates ([`crate::model::balance`]).
+    pub balance: Balance,
 }
 
 /// How a pool's servers shed load.

@@ -2,6 +2,7 @@
 
 mod ably;
 mod bad_input;
+mod balancing;
 mod collapse_time;
 mod common;
 mod determinism;

@@ -90,6 +90,7 @@ pub fn pool(path: &str, name: &str, p: &RawPool) -> V<PoolCfg> {
             }),
             None => None,
         },
+        balance: p.balance,
         latency_threshold_ns: match p.latency_threshold {
             Some(t) => nonzero_dur(&format!("{path}.latency_threshold"), t)?,
             None => 1_000_000,
