@@ -220,7 +220,10 @@ impl PoolState {
 
     /// A server among `first ..= last` of `shard` that the view holds up, chosen by
     /// `balance`, or the shard's primary if none is. `random` draws from the pool's
-    /// stream, as it always has.
+    /// stream, as it always has. Out of line and marked cold: the plain path (one server
+    /// per shard) keeps its layout where `pick` is inlined.
+    #[inline(never)]
+    #[cold]
     fn choose_up(&mut self, shard: u32, first: u32, last: u32, balance: Balance) -> u32 {
         let base = shard * self.per_shard;
         let servers = &self.servers[(base + first) as usize..=(base + last) as usize];
@@ -241,6 +244,7 @@ impl PoolState {
     /// the view holds all of them down; if it holds every shard down, the policy chooses
     /// among all (the send will fail at once, as with `random`).
     #[inline(never)]
+    #[cold]
     pub fn choose_shard(&mut self, balance: Balance, shards: u32) -> u32 {
         let (servers, per) = (&self.servers, self.per_shard as usize);
         let shard = |i: u32| {

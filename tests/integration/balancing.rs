@@ -222,30 +222,49 @@ fn round_robin_over_replicas_alternates() {
     );
 }
 
+/// The summary of a pool `db` of `shape` (TOML lines) with `balance` (a policy, or "" for
+/// none), read by 30 / s for 200 s with `read = "any"`, as JSON: equal strings are the
+/// same numbers to the last bit.
+fn summary(shape: &str, balance: &str) -> String {
+    let balance = match balance {
+        "" => String::new(),
+        b => format!("balance = \"{b}\""),
+    };
+    let sc = scenario(&format!(
+        r#"
+        duration = "200s"
+        [class.request]
+        rate = 30
+        steps = [{{ query = "db", read = "any" }}]
+        [pool.db]
+        {shape}
+        {balance}
+        service = {{ law = "exp", mean = "100ms" }}
+        "#
+    ));
+    serde_json::to_string(&run(&sc, 0).summary).unwrap()
+}
+
 #[test]
 fn random_named_is_the_default_draw_for_draw() {
     // `balance = "random"` is brink's routing before the key existed: the same draws from
-    // the same streams, so the same numbers to the last bit (sharded and replicated).
-    let text = |balance: &str| {
-        format!(
-            r#"
-            duration = "200s"
-            [class.request]
-            rate = 30
-            steps = [{{ query = "db", read = "any" }}]
-            [pool.db]
-            shards = 4
-            replicas = 2
-            workers = 2
-            {balance}
-            service = {{ law = "exp", mean = "100ms" }}
-            "#
-        )
-    };
-    let a = run(&scenario(&text("")), 0);
-    let b = run(&scenario(&text(r#"balance = "random""#)), 0);
-    let c = run(&scenario(&text(r#"balance = "power-of-two""#)), 0);
-    let json = |r: &brink::model::RunResult| serde_json::to_string(&r.summary).unwrap();
-    assert_eq!(json(&a), json(&b));
-    assert_ne!(json(&a), json(&c), "the policy changes nothing");
+    // the same streams (sharded and replicated).
+    let shape = "shards = 4\nreplicas = 2\nworkers = 2";
+    let default = summary(shape, "");
+    assert_eq!(summary(shape, "random"), default);
+    assert_ne!(
+        summary(shape, "power-of-two"),
+        default,
+        "the policy changes nothing"
+    );
+}
+
+#[test]
+fn balance_on_a_single_server_changes_nothing() {
+    // One server, no replicas: nothing to choose, so no policy draws or changes anything.
+    let shape = "workers = 4";
+    let random = summary(shape, "random");
+    for b in ["round-robin", "least-outstanding", "power-of-two"] {
+        assert_eq!(summary(shape, b), random, "{b} on one server");
+    }
 }
