@@ -11,7 +11,8 @@
 //!    returns what happens next and one loop applies it. Retries at both layers (request
 //!    attempts, query attempts) are decided by one function, [`retry::decide`].
 //! 4. [`query`] sends a step's query: its keys and [`cache`] lookups, its fan-out into
-//!    parts, routing by read preference, and completion (all-or-nothing or partial).
+//!    parts, routing (a shard and a server of it, by the pool's [`balance`] policy and the
+//!    step's read preference), and completion (all-or-nothing or partial).
 //! 5. [`service`] is what a [`pool`] does with a part (a job): queue, discipline, service,
 //!    expiry, crash; the answer goes back to the query, then the lifecycle. A pool may
 //!    shed load ([`shedding`]) or add and remove servers on a signal ([`autoscale`]); a
@@ -23,11 +24,13 @@
 //!    [`interventions`] put a new configuration in force at its time.
 //! 8. [`sampling`] writes a time-series row per window and the summary at the end
 //!    ([`metrics`] holds the result types; [`histogram`] the latency counts).
+//!    [`occupancy`](mod@occupancy) runs a scenario measuring how full a pool's servers are, for laws.
 //!
 //! Requests and jobs live in a [`slab`]; events carry `(slot, token)` and a stale token
 //! (an attempt or query attempt that has ended) makes an event a no-op.
 
 pub mod autoscale;
+pub mod balance;
 pub mod cache;
 pub mod calls;
 pub mod event;
@@ -37,6 +40,7 @@ pub mod interventions;
 pub mod laws;
 pub mod lifecycle;
 pub mod metrics;
+pub mod occupancy;
 pub mod pool;
 pub mod population;
 pub mod query;
@@ -53,5 +57,6 @@ pub mod triggers;
 pub mod workload;
 
 pub use metrics::{RunResult, Summary, TimeSeries};
+pub use occupancy::{Occupancy, occupancy};
 pub use simulation::{SimError, Simulation, run, run_until};
 pub use triggers::markers;

@@ -1,9 +1,10 @@
 //! Server pools: shards x (1 primary + replicas) servers, each with workers and a bounded
 //! queue; service-time laws, contention, slowdowns and outages; time-weighted statistics.
 
+use super::balance::{Balancer, Candidate, uniform_up};
 use crate::engine::Rng;
 use crate::engine::time::SimTime;
-use crate::scenario::{Discipline, PoolCfg, ReadPref};
+use crate::scenario::{Balance, Discipline, PoolCfg, ReadPref};
 use rand::RngExt;
 use std::collections::VecDeque;
 
@@ -43,6 +44,17 @@ pub struct Server {
     pub shedding: bool,
     /// When the queue last went from empty to not empty (CoDel's "not empty for").
     pub busy_since: SimTime,
+}
+
+impl Server {
+    /// What a balancing policy reads of this server.
+    #[inline]
+    pub fn candidate(&self) -> Candidate {
+        Candidate {
+            up: !self.view_down,
+            outstanding: self.busy + self.queue.len() as u32,
+        }
+    }
 }
 
 /// Running totals of one pool.
@@ -105,10 +117,15 @@ pub struct PoolState {
     pub window_mark: PoolStats,
     last: SimTime,
     cap_last: SimTime,
+    /// The state of the balancing policies other than `random` (their own stream,
+    /// `balance.<pool>`, and the round-robin cursors).
+    pub balancer: Balancer,
 }
 
 impl PoolState {
-    pub fn new(cfg: &PoolCfg, rng: Rng) -> Self {
+    /// A pool's state; `rng` is its `pool.<name>` stream, `balance_rng` its
+    /// `balance.<name>` stream.
+    pub fn new(cfg: &PoolCfg, rng: Rng, balance_rng: Rng) -> Self {
         let per_shard = 1 + cfg.replicas;
         let n = (cfg.shards * per_shard) as usize;
         Self {
@@ -138,6 +155,7 @@ impl PoolState {
             window_mark: PoolStats::default(),
             last: 0,
             cap_last: 0,
+            balancer: Balancer::new(balance_rng),
         }
     }
 
@@ -192,9 +210,16 @@ impl PoolState {
 
     /// Picks the server of `shard` that a query with read preference `read` goes to, as
     /// the clients' view of the topology has it: servers the view holds down are avoided
-    /// (if the view is stale, a command can still land on a dead server and fail).
+    /// (if the view is stale, a command can still land on a dead server and fail). Among
+    /// several candidates, `balance` chooses.
     #[inline(always)]
-    pub fn pick(&mut self, shard: u32, read: ReadPref, latency_threshold_ns: SimTime) -> u32 {
+    pub fn pick(
+        &mut self,
+        shard: u32,
+        read: ReadPref,
+        latency_threshold_ns: SimTime,
+        balance: Balance,
+    ) -> u32 {
         let base = shard * self.per_shard;
         if self.per_shard == 1 {
             return base;
@@ -210,26 +235,61 @@ impl PoolState {
             {
                 base
             }
-            // A random replica the view holds up (Go-Redis picks one per command); the
+            // A replica the view holds up (Go-Redis picks one at random per command); the
             // primary if none is.
-            ReadPref::Replica | ReadPref::Latency => self.random_up(base, 1, replicas),
-            ReadPref::Any => self.random_up(base, 0, replicas),
+            ReadPref::Replica | ReadPref::Latency => self.choose_up(shard, 1, replicas, balance),
+            ReadPref::Any => self.choose_up(shard, 0, replicas, balance),
         }
     }
 
-    /// A random server among `base + first ..= base + last` that the view holds up, or the
-    /// primary (`base`) if none is.
-    fn random_up(&mut self, base: u32, first: u32, last: u32) -> u32 {
-        let up = |s: &Self, i: u32| !s.servers[(base + i) as usize].view_down;
-        let n_up = (first..=last).filter(|&i| up(self, i)).count() as u32;
-        if n_up == 0 {
-            return base;
-        }
-        let k = self.rng.random_range(0..n_up);
-        (first..=last)
-            .filter(|&i| up(self, i))
-            .nth(k as usize)
-            .map_or(base, |i| base + i)
+    /// A server among `first ..= last` of `shard` that the view holds up, chosen by
+    /// `balance`, or the shard's primary if none is. `random` draws from the pool's
+    /// stream, as it always has. Out of line and marked cold: the plain path (one server
+    /// per shard) keeps its layout where `pick` is inlined.
+    #[inline(never)]
+    #[cold]
+    fn choose_up(&mut self, shard: u32, first: u32, last: u32, balance: Balance) -> u32 {
+        let base = shard * self.per_shard;
+        let servers = &self.servers[(base + first) as usize..=(base + last) as usize];
+        let n = last - first + 1;
+        let chosen = if balance == Balance::Random {
+            uniform_up(&mut self.rng, n, |i| !servers[i as usize].view_down)
+        } else {
+            let slot = 1 + shard as usize;
+            self.balancer
+                .choose(balance, slot, n, |i| servers[i as usize].candidate())
+        };
+        chosen.map_or(base, |i| base + first + i)
+    }
+
+    /// The shard a one-part keyless query goes to by `balance` (any policy but `random`,
+    /// which draws from the simulation's `routing` stream). A shard's candidate is its
+    /// server, or with replicas the sum of its servers' outstanding jobs, held down when
+    /// the view holds all of them down; if it holds every shard down, the policy chooses
+    /// among all (the send will fail at once, as with `random`).
+    #[inline(never)]
+    #[cold]
+    pub fn choose_shard(&mut self, balance: Balance, shards: u32) -> u32 {
+        let (servers, per) = (&self.servers, self.per_shard as usize);
+        let shard = |i: u32| {
+            let of = &servers[i as usize * per..(i as usize + 1) * per];
+            of.iter().skip(1).fold(of[0].candidate(), |a, s| {
+                let c = s.candidate();
+                Candidate {
+                    up: a.up || c.up,
+                    outstanding: a.outstanding + c.outstanding,
+                }
+            })
+        };
+        let b = &mut self.balancer;
+        b.choose(balance, 0, shards, shard)
+            .or_else(|| {
+                b.choose(balance, 0, shards, |i| Candidate {
+                    up: true,
+                    ..shard(i)
+                })
+            })
+            .unwrap_or(0)
     }
 
     /// Brings the clients' view up to date with the servers' real state.
@@ -306,5 +366,111 @@ impl PoolState {
             self.stats.wait_sum_ns as f64 / n,
             self.stats.sojourn_sum_ns as f64 / n,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::stream_rng;
+    use crate::scenario::Loader;
+
+    /// A pool of `shards` x (1 + `replicas`) one-worker servers.
+    fn pool(shards: u32, replicas: u32) -> PoolState {
+        let text = format!(
+            "duration = \"1s\"\n[class.c]\nrate = 1\nsteps = [{{ query = \"p\" }}]\n\
+             [pool.p]\nshards = {shards}\nreplicas = {replicas}\n\
+             service = {{ law = \"exp\", mean = \"1s\" }}\n"
+        );
+        let sc = Loader::from_text("t.toml", "t", text)
+            .unwrap()
+            .load(None, &[])
+            .unwrap();
+        PoolState::new(
+            &sc.config.pools[0],
+            stream_rng(1, 0, "p"),
+            stream_rng(1, 0, "b"),
+        )
+    }
+
+    /// Puts `n` jobs on server `s` (one in service, the rest queued).
+    fn load(p: &mut PoolState, s: usize, n: u32) {
+        p.servers[s].busy = n.min(1);
+        p.servers[s].queue = (0..n.saturating_sub(1)).collect();
+    }
+
+    fn picks(p: &mut PoolState, read: ReadPref, balance: Balance, k: usize) -> Vec<u32> {
+        (0..k).map(|_| p.pick(1, read, 1_000, balance)).collect()
+    }
+
+    #[test]
+    fn round_robin_alternates_a_shards_replicas() {
+        // Shard 1 of a 2 x (1 + 2) pool: servers 3 (primary), 4 and 5.
+        let mut p = pool(2, 2);
+        let rr = Balance::RoundRobin;
+        assert_eq!(picks(&mut p, ReadPref::Replica, rr, 5), [4, 5, 4, 5, 4]);
+        // The cursor is the shard's, an index into whichever candidates a read has: after
+        // the replica at index 0, `any` (primary first) goes on from index 1.
+        assert_eq!(picks(&mut p, ReadPref::Any, rr, 3), [4, 5, 3]);
+        // A replica the view holds down is skipped; the primary when both are.
+        p.servers[5].view_down = true;
+        assert_eq!(picks(&mut p, ReadPref::Replica, rr, 3), [4, 4, 4]);
+        p.servers[4].view_down = true;
+        assert_eq!(picks(&mut p, ReadPref::Replica, rr, 2), [3, 3]);
+        // `latency` with a slow primary falls to the replicas, in turn.
+        p.servers[4].view_down = false;
+        p.servers[5].view_down = false;
+        p.servers[3].latency_ewma_ns = 5_000.0;
+        assert_eq!(picks(&mut p, ReadPref::Latency, rr, 2), [5, 4]);
+        assert_eq!(picks(&mut p, ReadPref::Primary, rr, 2), [3, 3]);
+    }
+
+    #[test]
+    fn least_outstanding_avoids_the_loaded_replica() {
+        let mut p = pool(2, 2);
+        load(&mut p, 4, 3);
+        load(&mut p, 5, 1);
+        let lo = Balance::LeastOutstanding;
+        assert!(
+            picks(&mut p, ReadPref::Replica, lo, 100)
+                .iter()
+                .all(|&s| s == 5)
+        );
+        // The idle primary is a candidate for `any`.
+        assert!(
+            picks(&mut p, ReadPref::Any, lo, 100)
+                .iter()
+                .all(|&s| s == 3)
+        );
+        let p2 = picks(&mut p, ReadPref::Replica, Balance::PowerOfTwo, 100);
+        assert!(p2.iter().all(|&s| s == 5));
+        // Random ignores load.
+        let random = picks(&mut p, ReadPref::Replica, Balance::Random, 100);
+        assert!(random.contains(&4) && random.contains(&5));
+    }
+
+    #[test]
+    fn a_shard_counts_all_its_servers_outstanding() {
+        let mut p = pool(3, 1);
+        // Shard 0: 2 + 0; shard 1: 0 + 3; shard 2: 1 + 0 (servers 2s, 2s + 1).
+        load(&mut p, 0, 2);
+        load(&mut p, 3, 3);
+        load(&mut p, 4, 1);
+        let lo = Balance::LeastOutstanding;
+        assert!((0..50).all(|_| p.choose_shard(lo, 3) == 2));
+        let rr: Vec<u32> = (0..4)
+            .map(|_| p.choose_shard(Balance::RoundRobin, 3))
+            .collect();
+        assert_eq!(rr, [0, 1, 2, 0]);
+        // A shard is held down only when all its servers are; when all are, the policy
+        // chooses among all.
+        p.servers[4].view_down = true;
+        assert!((0..50).all(|_| p.choose_shard(lo, 3) == 2));
+        p.servers[5].view_down = true;
+        assert!((0..50).all(|_| p.choose_shard(lo, 3) == 0));
+        for s in &mut p.servers {
+            s.view_down = true;
+        }
+        assert!((0..50).all(|_| p.choose_shard(lo, 3) == 2));
     }
 }

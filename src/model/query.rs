@@ -9,7 +9,9 @@ use super::simulation::Simulation;
 use crate::engine::Rng;
 use crate::engine::rng::splitmix as mix;
 use crate::engine::time::SimTime;
-use crate::scenario::{Completion, Failure, Fanout, KeyCount, MissPolicy, QueryCfg, ReadPref};
+use crate::scenario::{
+    Balance, Completion, Failure, Fanout, KeyCount, MissPolicy, QueryCfg, ReadPref,
+};
 use rand::RngExt;
 use rand_distr::{Distribution, Geometric, Poisson};
 
@@ -179,19 +181,19 @@ impl Simulation<'_> {
         part: Part,
     ) -> Next {
         let pool = &self.cfg.pools[part.pool];
-        let (shards, threshold) = (pool.shards, pool.latency_threshold_ns);
+        let (shards, threshold, balance) = (pool.shards, pool.latency_threshold_ns, pool.balance);
         let covered = self.reqs[r].covered;
         let mut parts = std::mem::take(&mut self.keys.parts);
         parts.clear();
         if fanout == Fanout::All {
             for shard in 0..shards {
-                let server = self.pools[part.pool].pick(shard, part.read, threshold);
+                let server = self.pools[part.pool].pick(shard, part.read, threshold, balance);
                 parts.push((server, covered));
             }
         } else {
             for &key in self.keys.of(r) {
                 let shard = (mix(key as u64 ^ 0x0005_4a2d) % shards as u64) as u32;
-                let server = self.pools[part.pool].pick(shard, part.read, threshold);
+                let server = self.pools[part.pool].pick(shard, part.read, threshold, balance);
                 match parts.iter_mut().find(|p| p.0 == server) {
                     Some(p) => p.1 += 1,
                     None => parts.push((server, 1)),
@@ -214,8 +216,8 @@ impl Simulation<'_> {
         next
     }
 
-    /// The server a one-part query goes to: a shard at random, then a server of it by the
-    /// read preference.
+    /// The server a one-part query goes to: a shard by the pool's `balance` (`random`:
+    /// uniformly, from the `routing` stream), then a server of it by the read preference.
     #[inline(always)]
     pub(super) fn route_one(&mut self, part: Part) -> u32 {
         let pool = &self.cfg.pools[part.pool];
@@ -223,13 +225,15 @@ impl Simulation<'_> {
         if pool.autoscale.is_some() {
             return self.route_scaled(part.pool);
         }
-        let (shards, threshold) = (pool.shards, pool.latency_threshold_ns);
-        let shard = if shards > 1 {
+        let (shards, threshold, balance) = (pool.shards, pool.latency_threshold_ns, pool.balance);
+        let shard = if shards <= 1 {
+            0
+        } else if balance == Balance::Random {
             self.route_rng.random_range(0..shards)
         } else {
-            0
+            self.pools[part.pool].choose_shard(balance, shards)
         };
-        self.pools[part.pool].pick(shard, part.read, threshold)
+        self.pools[part.pool].pick(shard, part.read, threshold, balance)
     }
 
     /// A job for one part of request `r`'s query.

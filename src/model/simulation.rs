@@ -106,7 +106,13 @@ impl<'a> Simulation<'a> {
         let pools = cfg
             .pools
             .iter()
-            .map(|p| PoolState::new(p, rng(&format!("pool.{}", p.name))))
+            .map(|p| {
+                PoolState::new(
+                    p,
+                    rng(&format!("pool.{}", p.name)),
+                    rng(&format!("balance.{}", p.name)),
+                )
+            })
             .collect();
         let classes = cfg
             .classes

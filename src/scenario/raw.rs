@@ -392,6 +392,63 @@ pub enum Discipline {
     Lifo,
 }
 
+/// How a pool spreads one-part keyless queries over its shards and a query over a shard's
+/// candidate servers (`balance`). The rules are in `model/balance.rs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Balance {
+    /// Uniformly at random (brink's original routing, with its original draws).
+    #[default]
+    Random,
+    /// In turn, by a cursor, skipping servers the clients' view holds down.
+    RoundRobin,
+    /// The fewest jobs in service and queued (join the shortest queue); ties at random.
+    LeastOutstanding,
+    /// The fewer outstanding of two distinct candidates drawn at random; ties: the first.
+    PowerOfTwo,
+}
+
+impl Balance {
+    /// The values as the file spells them, in the enum's order.
+    pub const NAMES: [&'static str; 4] =
+        ["random", "round-robin", "least-outstanding", "power-of-two"];
+    const ALL: [Balance; 4] = [
+        Balance::Random,
+        Balance::RoundRobin,
+        Balance::LeastOutstanding,
+        Balance::PowerOfTwo,
+    ];
+}
+
+impl<'de> Deserialize<'de> for Balance {
+    /// By hand rather than derived: serde's derived enum turns a number into "invalid type:
+    /// unit variant" and a table into an unknown value named after its first key.
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> de::Visitor<'de> for V {
+            type Value = Balance;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a string naming the policy: `random`, `round-robin`, `least-outstanding` or `power-of-two`",
+                )
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Balance, E> {
+                match Balance::NAMES.iter().position(|&n| n == s) {
+                    Some(i) => Ok(Balance::ALL[i]),
+                    None if s.is_empty() => Err(E::invalid_value(de::Unexpected::Str(s), &self)),
+                    None => Err(E::unknown_variant(s, &Balance::NAMES)),
+                }
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, _: A) -> Result<Balance, A::Error> {
+                Err(de::Error::invalid_type(
+                    de::Unexpected::Other("table"),
+                    &self,
+                ))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawPool {
@@ -415,6 +472,9 @@ pub struct RawPool {
     pub shed: Option<RawShed>,
     /// Adds or removes servers on a signal (keyless pools without replicas).
     pub autoscale: Option<RawAutoscale>,
+    /// How queries are spread over shards and a shard's servers (default `random`).
+    #[serde(default)]
+    pub balance: Balance,
 }
 
 /// What an autoscaler tracks.

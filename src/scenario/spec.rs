@@ -8,7 +8,7 @@ pub mod sweep;
 
 pub use super::raw::{
     Backoff, Completion, Discipline, Failure, Fanout, Jitter, Law, MissPolicy, ReadPref, ScaleIn,
-    ScaleSignal,
+    ScaleSignal, Balance,
 };
 use crate::engine::time::SimTime;
 pub use collapse::{Collapse, CollapseLevel};
@@ -364,6 +364,9 @@ pub struct PoolCfg {
     pub shed: Option<ShedCfg>,
     /// Adds and removes servers on a signal, if set (`shards` is then the starting count).
     pub autoscale: Option<AutoscaleCfg>,
+    /// How one-part keyless queries choose a shard, and reads a server among a shard's
+    /// candidates ([`crate::model::balance`]).
+    pub balance: Balance,
 }
 
 /// Target tracking (`[pool.NAME.autoscale]`): every `every`, the signal over the last

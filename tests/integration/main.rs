@@ -3,6 +3,7 @@
 mod ably;
 mod autoscaling;
 mod bad_input;
+mod balancing;
 mod collapse_time;
 mod common;
 mod determinism;

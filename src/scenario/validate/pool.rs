@@ -68,6 +68,13 @@ pub fn pool(path: &str, name: &str, p: &RawPool) -> V<PoolCfg> {
         )?),
         None => None,
     };
+    if autoscale.is_some() && p.balance != crate::scenario::raw::Balance::Random {
+        return bad(
+            format!("{path}.balance"),
+            "an autoscaled pool spreads work uniformly over its live servers; only \
+             `random` is accepted with `autoscale`",
+        );
+    }
     Ok(PoolCfg {
         name: name.into(),
         endpoints: vec![String::new()],
@@ -99,6 +106,7 @@ pub fn pool(path: &str, name: &str, p: &RawPool) -> V<PoolCfg> {
             }),
             None => None,
         },
+        balance: p.balance,
         latency_threshold_ns: match p.latency_threshold {
             Some(t) => nonzero_dur(&format!("{path}.latency_threshold"), t)?,
             None => 1_000_000,
