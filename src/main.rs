@@ -59,23 +59,6 @@ enum Command {
         #[arg(long)]
         dir: Option<PathBuf>,
     },
-    /// Write NAME.toml in the current folder: a commented starting scenario, or a copy of
-    /// another one. Never replaces an existing file.
-    New {
-        /// The new scenario's name (NAME or NAME.toml): letters, digits, `-`, `_`, `.`.
-        name: String,
-        /// Copy this scenario (a bundled name or a file) instead of the starter.
-        #[arg(long, value_name = "SCENARIO")]
-        from: Option<PathBuf>,
-    },
-    /// Print a shell completion script to stdout, e.g.
-    /// `brink completions bash > ~/.local/share/bash-completion/completions/brink`.
-    Completions {
-        /// The shell.
-        shell: clap_complete::Shell,
-    },
-    /// Print the man page (roff) to stdout, e.g. `brink man > ~/.local/share/man/man1/brink.1`.
-    Man,
     /// Sweep the [tipping] parameter with and without the trigger; write tipping.csv,
     /// tipping.json and tipping.png/.svg, and print the headroom table.
     Tipping(SweepArgs),
@@ -140,6 +123,23 @@ enum Command {
         #[arg(long)]
         full: bool,
     },
+    /// Write NAME.toml in the current folder: a commented starting scenario, or a copy of
+    /// another one. Never replaces an existing file.
+    New {
+        /// The new scenario's name (NAME or NAME.toml): letters, digits, `-`, `_`, `.`.
+        name: String,
+        /// Copy this scenario (a bundled name or a file) instead of the starter.
+        #[arg(long, value_name = "SCENARIO")]
+        from: Option<PathBuf>,
+    },
+    /// Print a shell completion script to stdout, e.g.
+    /// `brink completions bash > ~/.local/share/bash-completion/completions/brink`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) to stdout, e.g. `brink man > ~/.local/share/man/man1/brink.1`.
+    Man,
 }
 
 /// The options shared by `tipping` and `phase`.

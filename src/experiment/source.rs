@@ -69,3 +69,27 @@ pub fn scenario_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     files.sort();
     Ok(files)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bundled source reads what the repository's folder holds: the same names, in the
+    /// same order, from the same text, named as bundled in messages.
+    #[test]
+    fn bundled_and_folder_sources_agree() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+        let folder = Source::Folder(dir).loaders().unwrap();
+        let embedded = Source::Bundled.loaders().unwrap();
+        assert_eq!(folder.len(), embedded.len());
+        for (f, b) in folder.iter().zip(&embedded) {
+            assert_eq!(f.name, b.name);
+            assert_eq!(f.text(), b.text());
+            assert_eq!(b.file, format!("{}.toml (bundled)", b.name));
+        }
+        assert_eq!(
+            Source::folder_or_bundled(Some("x".into())),
+            Source::Folder("x".into())
+        );
+    }
+}
