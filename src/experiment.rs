@@ -1,6 +1,6 @@
 //! Experiments: a single run with its files, sweeps over many runs (tipping curves, phase
 //! maps) with their shards, the hysteresis loop of a slow ramp, and `brink all` over a
-//! folder of scenarios. This layer decides what runs and which files are written; the bytes come from [`crate::export`] and the
+//! folder of scenarios (or the bundled ones). This layer decides what runs and which files are written; the bytes come from [`crate::export`] and the
 //! pictures from [`crate::report`].
 //!
 //! [`plan`] is a sweep's data (what it covers, each run's measure): the reports and
@@ -10,11 +10,13 @@ pub mod all;
 pub mod collapse_time;
 pub mod hysteresis;
 pub mod measure;
+pub mod new;
 pub mod observe;
 pub mod plan;
 pub mod run;
 pub mod search;
 pub mod shard;
+pub mod source;
 pub mod splitting;
 pub mod sweep;
 
@@ -57,6 +59,22 @@ pub enum Error {
         /// The folder.
         dir: String,
     },
+    /// `brink new NAME` with a NAME that is not a plain file name.
+    #[error("brink new {name}: {msg}")]
+    NewName {
+        /// The name as given.
+        name: String,
+        /// What is wrong with it.
+        msg: String,
+    },
+    /// `brink new NAME` where `NAME.toml` exists.
+    #[error(
+        "{path} already exists; `brink new` does not replace a file (choose another name, or remove it first)"
+    )]
+    NewExists {
+        /// The file.
+        path: String,
+    },
     /// The scenario has no collapse level (`brink collapse-time`).
     #[error(
         "scenario `{scenario}` has no collapse level: add a [collapse] section (e.g. `in_flight = 500`, or `pool = \"db\"` with `queue = 200`), or give a pool a queue_limit"
@@ -88,6 +106,8 @@ impl Error {
                 | Error::ScenarioFolder { .. }
                 | Error::NoScenarios { .. }
                 | Error::NoCollapseLevel { .. }
+                | Error::NewName { .. }
+                | Error::NewExists { .. }
         )
     }
 

@@ -2,13 +2,14 @@
 
 use brink::experiment::hysteresis::Ramp;
 use brink::experiment::plan::{Kind, Plan};
+use brink::experiment::source::Source;
 use brink::experiment::sweep::{Shard, Sweep, Variants};
 use brink::experiment::{
-    Error, Observer, RunWritten, SweepOutcome, SweepWritten, all, collapse_time, run, shard,
+    Error, Observer, RunWritten, SweepOutcome, SweepWritten, all, collapse_time, new, run, shard,
 };
 use brink::report::sweep::{SweepReport, headroom_table, phase_table};
 use brink::scenario::{Loader, Override, Scenario};
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -30,7 +31,7 @@ struct Cli {
 enum Command {
     /// Run one scenario; write summary.json, timeseries.csv and timeline.png/.svg.
     Run {
-        /// The scenario file (TOML).
+        /// The scenario file (TOML), or a bundled scenario's name (`brink list`).
         file: PathBuf,
         /// Output folder; results go to DIR/<scenario>/.
         #[arg(long, default_value = "output")]
@@ -47,15 +48,16 @@ enum Command {
     },
     /// Validate scenario files without running them.
     Check {
-        /// Scenario files.
+        /// Scenario files, or bundled scenarios' names.
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
-    /// List the bundled scenarios with their titles.
+    /// List the bundled scenarios with their titles (any command takes their names in
+    /// place of a file).
     List {
-        /// Folder of scenario files.
-        #[arg(long, default_value = "scenarios")]
-        dir: PathBuf,
+        /// List the scenario files of this folder instead.
+        #[arg(long)]
+        dir: Option<PathBuf>,
     },
     /// Sweep the [tipping] parameter with and without the trigger; write tipping.csv,
     /// tipping.json and tipping.png/.svg, and print the headroom table.
@@ -67,7 +69,7 @@ enum Command {
     /// write hysteresis.csv, hysteresis.json and hysteresis.png/.svg, and print where it
     /// collapses and recovers.
     Hysteresis {
-        /// The scenario file (TOML).
+        /// The scenario file (TOML), or a bundled scenario's name (`brink list`).
         file: PathBuf,
         /// Output folder; results go to DIR/<scenario>/.
         #[arg(long, default_value = "output")]
@@ -91,7 +93,7 @@ enum Command {
     /// Estimate the mean time to spontaneous collapse (no triggers) at the operating point
     /// by multilevel splitting; write collapse-time.json.
     CollapseTime {
-        /// The scenario file (TOML).
+        /// The scenario file (TOML), or a bundled scenario's name (`brink list`).
         file: PathBuf,
         /// Output folder; results go to DIR/<scenario>/.
         #[arg(long, default_value = "output")]
@@ -110,9 +112,10 @@ enum Command {
     /// its phase map) and write OUT/index.html. Incident replays (scenarios with a `case`)
     /// sweep their base design only unless `--full`.
     All {
-        /// Folder of scenario files.
-        #[arg(long, default_value = "scenarios")]
-        dir: PathBuf,
+        /// Folder of scenario files [default: ./scenarios if it exists, else the bundled
+        /// scenarios].
+        #[arg(long)]
+        dir: Option<PathBuf>,
         /// Output folder.
         #[arg(long, default_value = "output")]
         out: PathBuf,
@@ -120,12 +123,29 @@ enum Command {
         #[arg(long)]
         full: bool,
     },
+    /// Write NAME.toml in the current folder: a commented starting scenario, or a copy of
+    /// another one. Never replaces an existing file.
+    New {
+        /// The new scenario's name (NAME or NAME.toml): letters, digits, `-`, `_`, `.`.
+        name: String,
+        /// Copy this scenario (a bundled name or a file) instead of the starter.
+        #[arg(long, value_name = "SCENARIO")]
+        from: Option<PathBuf>,
+    },
+    /// Print a shell completion script to stdout, e.g.
+    /// `brink completions bash > ~/.local/share/bash-completion/completions/brink`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) to stdout, e.g. `brink man > ~/.local/share/man/man1/brink.1`.
+    Man,
 }
 
 /// The options shared by `tipping` and `phase`.
 #[derive(clap::Args)]
 struct SweepArgs {
-    /// The scenario file (TOML).
+    /// The scenario file (TOML), or a bundled scenario's name (`brink list`).
     file: PathBuf,
     /// A design variant to sweep (`base` is the scenario as written); repeatable.
     #[arg(long = "variant", value_name = "NAME")]
@@ -184,8 +204,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Check { files } => {
             let mut bad = Vec::new();
             for f in &files {
-                match Loader::open(f).and_then(|l| all::check(&l)) {
-                    Ok(n) => println!("ok  {} ({n} variants)", f.display()),
+                match Loader::resolve(f).and_then(|l| Ok((all::check(&l)?, l.file))) {
+                    Ok((n, file)) => println!("ok  {file} ({n} variants)"),
                     Err(e) => bad.push(e),
                 }
             }
@@ -202,10 +222,25 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::List { dir } => {
-            for f in all::scenario_files(&dir)? {
-                let sc = Loader::open(&f)?.load(None, &[])?;
+            let source = dir.map_or(Source::Bundled, Source::Folder);
+            for loader in source.loaders()? {
+                let sc = loader.load(None, &[])?;
                 println!("{:<24} {}", sc.name, sc.title);
             }
+        }
+        Command::New { name, from } => {
+            let path = new::new_scenario(&name, from.as_deref(), Path::new(""))?;
+            eprintln!("-> {}", path.display());
+        }
+        Command::Completions { shell } => {
+            let mut text = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "brink", &mut text);
+            print_text(&text)?;
+        }
+        Command::Man => {
+            let mut text = Vec::new();
+            clap_mangen::Man::new(Cli::command()).render(&mut text)?;
+            print_text(&text)?;
         }
         Command::Hysteresis {
             file,
@@ -214,7 +249,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             sets,
             variant,
         } => {
-            let loader = Loader::open(&file)?;
+            let loader = Loader::resolve(&file)?;
             let ramp = Ramp::prepare(loader, variant.as_deref(), overrides(&sets, seed)?)?;
             let w = ramp.run_and_write(&out, &console)?;
             eprintln!(
@@ -270,7 +305,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             } else {
                 all::Coverage::Default
             };
-            let page = all::run_all(&dir, &out, coverage, &console)?;
+            let source = Source::folder_or_bundled(dir);
+            let page = all::run_all(&source, &out, coverage, &console)?;
             eprintln!("-> {}", page.display());
         }
     }
@@ -279,7 +315,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
 
 /// `brink tipping` and `brink phase`.
 fn sweep(kind: Kind, a: &SweepArgs, console: &Console) -> anyhow::Result<()> {
-    let loader = Loader::open(&a.file)?;
+    let loader = Loader::resolve(&a.file)?;
     let mut sets = Vec::new();
     if let Some(n) = a.seeds {
         sets.push(Override::new(
@@ -300,6 +336,16 @@ fn sweep(kind: Kind, a: &SweepArgs, console: &Console) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Writes generated text to stdout; a reader that stops early (`| head`) is no error.
+fn print_text(text: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => r,
+    }
+}
+
 /// The scenario of `brink run`: the file with a variant, `--set`s and `--seed`.
 fn load(
     file: &Path,
@@ -307,7 +353,7 @@ fn load(
     sets: &[String],
     seed: Option<u64>,
 ) -> anyhow::Result<Scenario> {
-    let loader = Loader::open(file)?;
+    let loader = Loader::resolve(file)?;
     Ok(loader.load(variant, &overrides(sets, seed)?)?)
 }
 

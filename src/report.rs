@@ -16,4 +16,4 @@ pub mod sweep_plot;
 pub mod sweep_table;
 pub mod timeline;
 
-pub use files::write_atomic;
+pub use files::{write_atomic, write_new_atomic};

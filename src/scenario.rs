@@ -9,12 +9,14 @@
 //! validated configuration, `validate` turns the one into the other, and `load` reads a
 //! file, applies a variant and overrides, and validates.
 
+pub mod bundled;
 pub mod columns;
 pub mod error;
 pub mod load;
 pub mod overrides;
 pub mod raw;
 pub mod spec;
+pub mod starter;
 pub mod validate;
 
 pub use columns::{Column, Measure, Owner};

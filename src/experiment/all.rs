@@ -4,26 +4,13 @@
 
 use super::observe::{Observer, Quiet, RunWritten, SweepWritten};
 use super::plan::Kind;
+use super::source::Source;
 use super::sweep::{Sweep, Variants};
 use super::{Error, create_dir, run, write_file};
 use crate::export::{self, Section};
 use crate::scenario::{Loader, Scenario, ScenarioError};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
-
-/// The scenario files (`*.toml`) of a folder, in name order.
-pub fn scenario_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| Error::ScenarioFolder {
-            dir: dir.display().to_string(),
-            source: e,
-        })?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    files.sort();
-    Ok(files)
-}
 
 /// Validates a scenario file as written and with each of its variants; returns the number
 /// of variants.
@@ -69,26 +56,19 @@ enum Done {
     Sweep(SweepWritten),
 }
 
-/// Runs every scenario in `dir` (its run and each variant's run, its tipping sweep and its
+/// Runs every scenario of `source` (its run and each variant's run, its tipping sweep and its
 /// phase map, each where the file has the section; which variants are swept follows
 /// `coverage`) into `out`, all of it side by side on all cores, then writes
 /// `out/index.html`; returns the page's path. `obs` hears the progress, then every run
 /// and sweep in file order.
 pub fn run_all(
-    dir: &Path,
+    source: &Source,
     out: &Path,
     coverage: Coverage,
     obs: &dyn Observer,
 ) -> Result<PathBuf, Error> {
-    let files = scenario_files(dir)?;
-    if files.is_empty() {
-        return Err(Error::NoScenarios {
-            dir: dir.display().to_string(),
-        });
-    }
     let mut todo = Vec::new();
-    for f in files {
-        let loader = Loader::open(&f)?;
+    for loader in source.loaders()? {
         let scenario = loader.load(None, &[])?;
         let variants = loader
             .variant_names()

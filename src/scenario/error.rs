@@ -11,6 +11,16 @@ pub enum ScenarioError {
         /// The operating system's reason.
         source: std::io::Error,
     },
+    /// No such file, and no bundled scenario of that name.
+    #[error(
+        "{file}: cannot read the scenario: no such file, and no bundled scenario of that name (`brink list` shows them){hint}"
+    )]
+    NotFound {
+        /// The path as given.
+        file: String,
+        /// `; did you mean `retry-storm`?` when a bundled name is close, else empty.
+        hint: String,
+    },
     /// The file is not valid TOML.
     #[error("{place}: TOML syntax error: {msg}")]
     Syntax {

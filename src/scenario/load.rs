@@ -2,6 +2,7 @@
 //! validate, and precompute the configuration each intervention puts in force. Every error
 //! names the key path and the place (file, line and column, or the override it came from).
 
+use super::bundled::{self, Bundled};
 use super::error::ScenarioError;
 use super::overrides::{self, Override};
 use super::raw::RawScenario;
@@ -37,6 +38,37 @@ impl Loader {
         Self::from_text(&file, &name, text)
     }
 
+    /// Reads the scenario a command names: the file at `arg` if it exists (or `arg.toml`
+    /// for a name without `.toml`), else the bundled scenario of that name (`retry-storm`
+    /// or `retry-storm.toml`): a file in the current folder wins over a bundled name.
+    pub fn resolve(arg: &Path) -> Result<Self, ScenarioError> {
+        if !arg.exists() {
+            let with_ext = arg.with_extension("toml");
+            if arg.extension().is_none() && with_ext.is_file() {
+                return Self::open(&with_ext);
+            }
+            if let Some(b) = arg.to_str().and_then(bundled::find) {
+                return Self::bundled(b);
+            }
+        }
+        Self::open(arg).map_err(|e| match e {
+            ScenarioError::Io { file, source } if source.kind() == std::io::ErrorKind::NotFound => {
+                let stem = arg
+                    .file_stem()
+                    .map(|s| s.to_string_lossy())
+                    .unwrap_or_default();
+                let hint = did_you_mean(&stem, bundled::all().iter().map(|b| b.name));
+                ScenarioError::NotFound { file, hint }
+            }
+            e => e,
+        })
+    }
+
+    /// Parses a bundled scenario; messages name it `NAME.toml (bundled)`.
+    pub fn bundled(b: &Bundled) -> Result<Self, ScenarioError> {
+        Self::from_text(&b.file(), b.name, b.text.to_string())
+    }
+
     /// Parses scenario text; `file` is used in messages, `name` names the output folder.
     pub fn from_text(file: &str, name: &str, text: String) -> Result<Self, ScenarioError> {
         let table: Table = toml::from_str(&text).map_err(|e| {
@@ -52,6 +84,11 @@ impl Loader {
             text,
             table,
         })
+    }
+
+    /// The file's text, exactly as read.
+    pub fn text(&self) -> &str {
+        &self.text
     }
 
     /// The names of the variants the file defines, in file order.

@@ -9,6 +9,7 @@ mod common;
 mod determinism;
 mod grab;
 mod hysteresis;
+mod install;
 mod load_shedding;
 mod mg1_laws;
 mod phase;
