@@ -15,6 +15,7 @@ pub mod load;
 pub mod overrides;
 pub mod raw;
 pub mod spec;
+pub mod strict;
 pub mod validate;
 
 pub use columns::{Column, Measure, Owner};

@@ -2,14 +2,19 @@
 //! validate, and precompute the configuration each intervention puts in force. Every error
 //! names the key path and the place (file, line and column, or the override it came from).
 
-use super::error::ScenarioError;
+use super::error::{ScenarioError, toml_types};
 use super::overrides::{self, Override};
 use super::raw::RawScenario;
 use super::spec::{Config, Intervention, Scenario};
+use super::strict::Strict;
 use super::validate::{self, did_you_mean};
 use std::path::Path;
 use std::sync::Arc;
 use toml::{Table, Value};
+
+/// The largest scenario file read, in bytes (16 MiB: far more than any hand-written file,
+/// with room for long empirical samples).
+pub const MAX_FILE_BYTES: u64 = 16 << 20;
 
 /// A scenario file read into memory, ready to be loaded with any variant and overrides.
 #[derive(Debug, Clone)]
@@ -26,9 +31,33 @@ impl Loader {
     /// Reads and parses a scenario file.
     pub fn open(path: &Path) -> Result<Self, ScenarioError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
+        let io = |cause| ScenarioError::Io {
             file: file.clone(),
-            source,
+            cause,
+        };
+        let size = std::fs::metadata(path).map_err(io)?.len();
+        if size > MAX_FILE_BYTES {
+            return Err(ScenarioError::Syntax {
+                place: format!("{file}:1:1"),
+                msg: format!(
+                    "the file holds {size} bytes; a scenario may hold at most {MAX_FILE_BYTES}"
+                ),
+            });
+        }
+        let bytes = std::fs::read(path).map_err(io)?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let bytes = e.as_bytes();
+            let at = e.utf8_error().valid_up_to();
+            // The prefix up to the first bad byte is valid UTF-8.
+            let before = std::str::from_utf8(&bytes[..at]).unwrap_or("");
+            let (line, col) = line_col(before, at);
+            ScenarioError::Syntax {
+                place: format!("{file}:{line}:{col}"),
+                msg: format!(
+                    "not UTF-8 at line {line}, column {col} (byte 0x{:02x}); TOML files are UTF-8",
+                    bytes[at]
+                ),
+            }
         })?;
         let name = path
             .file_stem()
@@ -208,8 +237,8 @@ impl Loader {
         table: &Table,
         origins: &[(String, String)],
     ) -> Result<(RawScenario, validate::Meta, Config), ScenarioError> {
-        let raw: RawScenario = serde_path_to_error::deserialize(Value::Table(table.clone()))
-            .map_err(|e| {
+        let raw: RawScenario =
+            serde_path_to_error::deserialize(Strict(Value::Table(table.clone()))).map_err(|e| {
                 let mut path: Vec<String> = e
                     .path()
                     .iter()
@@ -220,7 +249,7 @@ impl Loader {
                         serde_path_to_error::Segment::Unknown => None,
                     })
                     .collect();
-                let msg = e.inner().message().trim().to_string();
+                let msg = e.inner().to_string().trim().to_string();
                 let msg = explain(&msg, &mut path);
                 self.invalid(&path.join("."), &msg, origins)
             })?;
@@ -317,17 +346,8 @@ fn explain(msg: &str, path: &mut Vec<String>) -> String {
         }
         return format!("missing required key `{name}`");
     }
-    // Serde names internal types ("struct RawService"); say what the file needs instead.
-    let mut out = msg.to_string();
-    while let Some(i) = out.find("struct Raw") {
-        let end = out[i..]
-            .find(|c: char| !(c.is_alphanumeric() || c == ' '))
-            .map(|e| i + e)
-            .unwrap_or(out.len());
-        let end = out[i + 7..end].find(' ').map(|e| i + 7 + e).unwrap_or(end);
-        out.replace_range(i..end, "a table");
-    }
-    out
+    // Serde names Rust types ("f64", "struct RawService"); say what the file needs instead.
+    toml_types(msg)
 }
 
 /// The byte offset of the key at `path` (or its nearest present ancestor) in `text`.
