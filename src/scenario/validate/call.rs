@@ -76,7 +76,10 @@ pub fn calls(
                 Some(n) if n.trim().is_empty() => {
                     return bad(format!("{path}.name"), "must not be empty");
                 }
-                Some(n) => n.clone(),
+                Some(n) => {
+                    super::check::name(&format!("{path}.name"), n)?;
+                    n.clone()
+                }
                 None => rc.query.clone().unwrap_or_default(),
             };
             if names.contains(&name) {

@@ -36,6 +36,12 @@ pub fn class(path: &str, name: &str, c: &RawClass, targets: &Targets) -> V<Class
             "a class needs at least one step, e.g. steps = [{ query = \"server\" }]",
         );
     }
+    super::check::at_most(
+        &format!("{path}.steps"),
+        "steps",
+        c.steps.len(),
+        super::MAX_STEPS,
+    )?;
     let mut steps = Vec::new();
     for (i, s) in c.steps.iter().enumerate() {
         steps.push(step(&format!("{path}.steps.{i}"), s, targets, false)?);
