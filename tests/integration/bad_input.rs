@@ -466,6 +466,25 @@ fn bad_set_values_are_refused() {
             "the key path has 30001 segments; no key is deeper than 16",
             &[],
         ),
+        // A typo must not create a pool (it used to run with a new, unused one).
+        (
+            &["--set", "pool.servr.service.mean=5ms"],
+            Some("pool.servr.service.mean"),
+            "--set pool.servr.service.mean=5ms: ",
+            &["unknown pool `servr`", "did you mean `server`?"],
+        ),
+        (
+            &["--set", "event.slow.enabled=false"],
+            Some("event.slow.enabled"),
+            "--set event.slow.enabled=false: ",
+            &["unknown event `slow` (the file defines: none)"],
+        ),
+        (
+            &["--set", "variant.bigger.description=x"],
+            Some("variant.bigger.description"),
+            "--set variant.bigger.description=x: ",
+            &["setting one has no effect"],
+        ),
         (
             &["--set", "novel_key=1"],
             Some("novel_key"),
