@@ -130,6 +130,7 @@ pub fn validate(raw: &RawScenario) -> V<(Meta, Config)> {
             &caches,
         )?);
     }
+    trigger::slowdown_products(&triggers, &pools)?;
     let config = Config {
         classes,
         clients,

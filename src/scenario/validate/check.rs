@@ -76,6 +76,31 @@ pub fn positive(path: &str, x: f64) -> V<f64> {
     Ok(x)
 }
 
+/// `x` if at most `max`: every float key has a finite upper bound, so what is computed
+/// from it (a law's parameters, products of factors) stays finite.
+pub fn up_to(path: &str, x: f64, max: f64) -> V<f64> {
+    if x > max {
+        return bad(path, format!("must be at most {}, not {}", short(max), short(x)));
+    }
+    Ok(x)
+}
+
+/// `x` for a message: with an exponent when very large or small.
+pub fn short(x: f64) -> String {
+    if x != 0.0 && !(1e-4..=1e4).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// The largest rate of arrivals or tokens, per second.
+pub const MAX_RATE: f64 = 1e9;
+/// The largest cost (a multiple of a service time) or profile factor.
+pub const MAX_FACTOR: f64 = 1e6;
+/// The largest coefficient of variation of a service law.
+pub const MAX_CV: f64 = 100.0;
+
 /// `x` if from `lo` to `hi`.
 pub fn int_in(path: &str, x: i64, lo: i64, hi: i64) -> V<i64> {
     if x < lo || x > hi {
