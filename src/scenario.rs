@@ -17,6 +17,7 @@ pub mod overrides;
 pub mod raw;
 pub mod spec;
 pub mod starter;
+pub mod strict;
 pub mod validate;
 
 pub use columns::{Column, Measure, Owner};

@@ -22,6 +22,11 @@ pub fn ns_to_secs(ns: SimTime) -> f64 {
     ns as f64 / NS_PER_S as f64
 }
 
+/// The longest duration a scenario may write: 100 years (36,525 days). The clock holds
+/// about 584 years, so a few such durations added together cannot overflow it, and none
+/// can reach `SimTime::MAX`, which stands for "never" (no timeout) inside the model.
+pub const MAX_DURATION_NS: SimTime = 36_525 * 86_400 * NS_PER_S;
+
 const UNITS: &[(&str, f64)] = &[
     ("ns", 1.0),
     ("us", 1e3),
@@ -77,8 +82,10 @@ pub fn parse_duration(text: &str) -> Result<SimTime, String> {
         total += num * scale;
         rest = &rest[unit_len..];
     }
-    if !total.is_finite() || total > 1e9 * 86400e9 {
-        return Err(format!("`{text}` is too long a duration"));
+    if !total.is_finite() || total > MAX_DURATION_NS as f64 {
+        return Err(format!(
+            "`{text}` is too long a duration; at most 100 years (36525d)"
+        ));
     }
     Ok(total.round() as SimTime)
 }
@@ -141,8 +148,25 @@ mod tests {
     }
 
     #[test]
+    fn the_longest_duration_is_100_years() {
+        assert_eq!(parse_duration("36525d").unwrap(), MAX_DURATION_NS);
+        assert!(parse_duration("36526d").is_err());
+        assert!(MAX_DURATION_NS.checked_mul(5).is_some());
+    }
+
+    #[test]
     fn rejects_bad_durations() {
-        for bad in ["", "10", "ten s", "5 parsecs", "-3s", "s"] {
+        for bad in [
+            "",
+            "10",
+            "ten s",
+            "5 parsecs",
+            "-3s",
+            "s",
+            "36526d",
+            "300000d",
+            "1e30s",
+        ] {
             assert!(parse_duration(bad).is_err(), "{bad} should fail");
         }
     }

@@ -5,7 +5,6 @@ use super::balance::{Balancer, Candidate, uniform_up};
 use crate::engine::Rng;
 use crate::engine::time::SimTime;
 use crate::scenario::{Balance, Discipline, PoolCfg, ReadPref};
-use rand::RngExt;
 use std::collections::VecDeque;
 
 /// A unit of work on one server: one query part.

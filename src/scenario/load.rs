@@ -3,14 +3,19 @@
 //! names the key path and the place (file, line and column, or the override it came from).
 
 use super::bundled::{self, Bundled};
-use super::error::ScenarioError;
+use super::error::{ScenarioError, toml_types};
 use super::overrides::{self, Override};
 use super::raw::RawScenario;
 use super::spec::{Config, Intervention, Scenario};
+use super::strict::Strict;
 use super::validate::{self, did_you_mean};
 use std::path::Path;
 use std::sync::Arc;
 use toml::{Table, Value};
+
+/// The largest scenario file read, in bytes (16 MiB: far more than any hand-written file,
+/// with room for long empirical samples).
+pub const MAX_FILE_BYTES: u64 = 16 << 20;
 
 /// A scenario file read into memory, ready to be loaded with any variant and overrides.
 #[derive(Debug, Clone)]
@@ -27,9 +32,33 @@ impl Loader {
     /// Reads and parses a scenario file.
     pub fn open(path: &Path) -> Result<Self, ScenarioError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
+        let io = |cause| ScenarioError::Io {
             file: file.clone(),
-            source,
+            cause,
+        };
+        let size = std::fs::metadata(path).map_err(io)?.len();
+        if size > MAX_FILE_BYTES {
+            return Err(ScenarioError::Syntax {
+                place: format!("{file}:1:1"),
+                msg: format!(
+                    "the file holds {size} bytes; a scenario may hold at most {MAX_FILE_BYTES}"
+                ),
+            });
+        }
+        let bytes = std::fs::read(path).map_err(io)?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let bytes = e.as_bytes();
+            let at = e.utf8_error().valid_up_to();
+            // The prefix up to the first bad byte is valid UTF-8.
+            let before = std::str::from_utf8(&bytes[..at]).unwrap_or("");
+            let (line, col) = line_col(before, at);
+            ScenarioError::Syntax {
+                place: format!("{file}:{line}:{col}"),
+                msg: format!(
+                    "not UTF-8 at line {line}, column {col} (byte 0x{:02x}); TOML files are UTF-8",
+                    bytes[at]
+                ),
+            }
         })?;
         let name = path
             .file_stem()
@@ -52,7 +81,7 @@ impl Loader {
             }
         }
         Self::open(arg).map_err(|e| match e {
-            ScenarioError::Io { file, source } if source.kind() == std::io::ErrorKind::NotFound => {
+            ScenarioError::Io { file, cause } if cause.kind() == std::io::ErrorKind::NotFound => {
                 let stem = arg
                     .file_stem()
                     .map(|s| s.to_string_lossy())
@@ -111,6 +140,19 @@ impl Loader {
         variant: Option<&str>,
         sets: &[Override],
     ) -> Result<Scenario, ScenarioError> {
+        // Every variant names only entries the file defines, chosen or not: the names are
+        // known without applying it.
+        for v in self.variant_names() {
+            for (path, _) in self.variant_set(&v) {
+                target(&self.table, &path, Scope::Setup)
+                    .and_then(|()| overrides::check_depth(&path))
+                    .map_err(|msg| ScenarioError::Invalid {
+                        place: self.variant_place(&v),
+                        path,
+                        msg,
+                    })?;
+            }
+        }
         let mut table = self.table.clone();
         let mut origins: Vec<(String, String)> = Vec::new();
         if let Some(v) = variant {
@@ -131,23 +173,20 @@ impl Loader {
                     ),
                 });
             }
-            let place = format!(
-                "variant `{v}` ({})",
-                self.place_in_file(&format!("variant.{v}"))
-            );
-            if let Some(Value::Table(set)) =
-                overrides::get(&self.table, &format!("variant.{v}.set"))
-            {
-                let mut flat = Vec::new();
-                overrides::flatten(set, "", &mut flat);
-                for (path, value) in flat {
-                    self.apply(&mut table, &path, value, &place)?;
-                    origins.push((path, place.clone()));
-                }
+            let place = self.variant_place(v);
+            for (path, value) in self.variant_set(v) {
+                self.apply(&mut table, &path, value, &place, Scope::Setup)?;
+                origins.push((path, place.clone()));
             }
         }
         for o in sets {
-            self.apply(&mut table, &o.path, o.value.clone(), &o.origin)?;
+            self.apply(
+                &mut table,
+                &o.path,
+                o.value.clone(),
+                &o.origin,
+                Scope::Setup,
+            )?;
             origins.push((o.path.clone(), o.origin.clone()));
         }
         let (raw, meta, config) = self.build(&table, &origins)?;
@@ -182,7 +221,7 @@ impl Loader {
                 ));
             }
             for (path, value) in flat {
-                self.apply(&mut live, &path, value, &place)?;
+                self.apply(&mut live, &path, value, &place, Scope::Intervention)?;
                 origins.push((path, place.clone()));
             }
             let (_, _, next) = self.build(&live, &origins)?;
@@ -226,18 +265,40 @@ impl Loader {
         })
     }
 
+    /// The assignments of variant `v`, flattened, in file order.
+    fn variant_set(&self, v: &str) -> Vec<(String, Value)> {
+        let mut flat = Vec::new();
+        if let Some(Value::Table(set)) = overrides::get(&self.table, &format!("variant.{v}.set")) {
+            overrides::flatten(set, "", &mut flat);
+        }
+        flat
+    }
+
+    /// ``variant `v` (FILE:LINE:COL)``, the place of its assignments in messages.
+    fn variant_place(&self, v: &str) -> String {
+        format!(
+            "variant `{v}` ({})",
+            self.place_in_file(&format!("variant.{v}"))
+        )
+    }
+
+    /// Sets `path` to `value` in `table`, refusing a path that names an entry the table
+    /// does not define or (in `scope`) would have no effect.
     fn apply(
         &self,
         table: &mut Table,
         path: &str,
         value: Value,
         origin: &str,
+        scope: Scope,
     ) -> Result<(), ScenarioError> {
-        overrides::apply(table, path, value).map_err(|msg| ScenarioError::Invalid {
-            place: origin.to_string(),
-            path: path.to_string(),
-            msg,
-        })
+        target(table, path, scope)
+            .and_then(|()| overrides::apply(table, path, value))
+            .map_err(|msg| ScenarioError::Invalid {
+                place: origin.to_string(),
+                path: path.to_string(),
+                msg,
+            })
     }
 
     fn build(
@@ -245,8 +306,8 @@ impl Loader {
         table: &Table,
         origins: &[(String, String)],
     ) -> Result<(RawScenario, validate::Meta, Config), ScenarioError> {
-        let raw: RawScenario = serde_path_to_error::deserialize(Value::Table(table.clone()))
-            .map_err(|e| {
+        let raw: RawScenario =
+            serde_path_to_error::deserialize(Strict(Value::Table(table.clone()))).map_err(|e| {
                 let mut path: Vec<String> = e
                     .path()
                     .iter()
@@ -257,7 +318,7 @@ impl Loader {
                         serde_path_to_error::Segment::Unknown => None,
                     })
                     .collect();
-                let msg = e.inner().message().trim().to_string();
+                let msg = e.inner().to_string().trim().to_string();
                 let msg = explain(&msg, &mut path);
                 self.invalid(&path.join("."), &msg, origins)
             })?;
@@ -322,6 +383,76 @@ impl Loader {
     }
 }
 
+/// Where an assignment is made: before the run (a variant, `--set`, a sweep) or during it
+/// (an `[[at]]` intervention).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    Setup,
+    Intervention,
+}
+
+/// The named sections an assignment may reach into, and what their entries are called.
+const NAMED: [(&str, &str); 4] = [
+    ("class", "class"),
+    ("pool", "pool"),
+    ("cache", "cache tier"),
+    ("event", "event"),
+];
+
+/// Refuses an assignment to `path` that would create a named entry `table` does not
+/// define (`pool.dbb.workers`, a typo of `db`) or would have no effect where it is made.
+fn target(table: &Table, path: &str, scope: Scope) -> Result<(), String> {
+    let segs: Vec<&str> = path.split('.').collect();
+    let first = segs[0];
+    if first == "variant" {
+        return Err(
+            "variants are chosen with --variant before any setting applies; setting one has no effect"
+                .into(),
+        );
+    }
+    if let (Some((_, what)), Some(name)) = (NAMED.iter().find(|(s, _)| *s == first), segs.get(1)) {
+        let known: Vec<&str> = match table.get(first) {
+            Some(Value::Table(t)) => t.keys().map(String::as_str).collect(),
+            _ => vec![],
+        };
+        if !known.contains(name) {
+            let list = if known.is_empty() {
+                "none".to_string()
+            } else {
+                validate::listing(&known)
+            };
+            let hint = did_you_mean(name, known.iter().copied());
+            return Err(format!(
+                "unknown {what} `{name}` (the file defines: {list}); a setting cannot add one{hint}"
+            ));
+        }
+    }
+    if scope == Scope::Setup {
+        return Ok(());
+    }
+    match (first, segs.get(2).copied()) {
+        ("class" | "pool", _) => Ok(()),
+        ("event", Some("enabled")) if segs.len() == 3 => Ok(()),
+        ("event", Some("label")) => Err(
+            "the timeline keeps the labels of the start of the run; an intervention can only switch an event on or off (`enabled`)".into(),
+        ),
+        ("event", _) => Err(
+            "an event is fixed for the run (a running event must end the way it started); an intervention can only switch it on or off (`enabled`)".into(),
+        ),
+        ("cache", _) => Err(
+            "a cache tier cannot change during a run; change it in a variant instead".into(),
+        ),
+        (
+            "title" | "description" | "case" | "duration" | "seed" | "metrics" | "at" | "tipping"
+            | "phase" | "collapse" | "hysteresis",
+            _,
+        ) => Err(format!(
+            "`{first}` applies to the whole run, so an intervention setting it would have no effect; an intervention changes classes, pools and events' `enabled`"
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Rewrites serde's messages into ones that name the fix: the nearest valid key for a
 /// misspelling, and the unknown key itself in the path.
 fn explain(msg: &str, path: &mut Vec<String>) -> String {
@@ -354,17 +485,8 @@ fn explain(msg: &str, path: &mut Vec<String>) -> String {
         }
         return format!("missing required key `{name}`");
     }
-    // Serde names internal types ("struct RawService"); say what the file needs instead.
-    let mut out = msg.to_string();
-    while let Some(i) = out.find("struct Raw") {
-        let end = out[i..]
-            .find(|c: char| !(c.is_alphanumeric() || c == ' '))
-            .map(|e| i + e)
-            .unwrap_or(out.len());
-        let end = out[i + 7..end].find(' ').map(|e| i + 7 + e).unwrap_or(end);
-        out.replace_range(i..end, "a table");
-    }
-    out
+    // Serde names Rust types ("f64", "struct RawService"); say what the file needs instead.
+    toml_types(msg)
 }
 
 /// The byte offset of the key at `path` (or its nearest present ancestor) in `text`.

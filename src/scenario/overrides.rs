@@ -4,6 +4,22 @@
 use super::error::ScenarioError;
 use toml::{Table, Value};
 
+/// The most segments a dotted key path may have (`class.request.steps.0.retry.budget.rate`
+/// has 7): deeper paths name nothing a scenario has, and would make the tables built for
+/// them arbitrarily deep.
+pub const MAX_PATH_SEGMENTS: usize = 16;
+
+/// Refuses a key path with more than [`MAX_PATH_SEGMENTS`] segments.
+pub fn check_depth(path: &str) -> Result<(), String> {
+    let n = path.split('.').count();
+    if n > MAX_PATH_SEGMENTS {
+        return Err(format!(
+            "the key path has {n} segments; no key is deeper than {MAX_PATH_SEGMENTS}"
+        ));
+    }
+    Ok(())
+}
+
 /// One `path = value` assignment and where it came from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Override {
@@ -33,6 +49,10 @@ impl Override {
                 msg: "the key path is empty or has an empty segment".into(),
             });
         }
+        check_depth(path).map_err(|msg| ScenarioError::BadOverride {
+            arg: arg.chars().take(80).collect::<String>() + "...",
+            msg,
+        })?;
         Ok(Self {
             path: path.into(),
             value: parse_value(text.trim()),
@@ -62,16 +82,28 @@ pub fn parse_value(text: &str) -> Value {
 /// into dotted paths and leaf values, in file order. A table with a `law` key (a service
 /// law, a key count) is one value: which keys it takes depend on the law, so it replaces
 /// the old table whole rather than merging into it (a mixture must not keep a gamma's
-/// `mean` and `cv`).
+/// `mean` and `cv`). Iterative, so no nesting overflows the stack; a table nested deeper
+/// than [`MAX_PATH_SEGMENTS`] is one value, whose path [`apply`] then refuses.
 pub fn flatten(table: &Table, prefix: &str, out: &mut Vec<(String, Value)>) {
-    for (k, v) in table {
-        let path = if prefix.is_empty() {
+    // A stack of (path of the table, its entries still to visit), so that no nesting
+    // overflows the call stack and file order is kept.
+    let mut stack = vec![(prefix.to_string(), table.iter())];
+    while let Some((here, entries)) = stack.last_mut() {
+        let Some((k, v)) = entries.next() else {
+            stack.pop();
+            continue;
+        };
+        let path = if here.is_empty() {
             k.clone()
         } else {
-            format!("{prefix}.{k}")
+            format!("{here}.{k}")
         };
         match v {
-            Value::Table(t) if !t.is_empty() && !t.contains_key("law") => flatten(t, &path, out),
+            Value::Table(t)
+                if !t.is_empty() && !t.contains_key("law") && stack.len() <= MAX_PATH_SEGMENTS =>
+            {
+                stack.push((path, t.iter()));
+            }
             _ => out.push((path, v.clone())),
         }
     }
@@ -80,6 +112,7 @@ pub fn flatten(table: &Table, prefix: &str, out: &mut Vec<(String, Value)>) {
 /// Sets `path` in `root` to `value`, creating tables on the way. Numeric segments index
 /// arrays (`class.boot.steps.0.cost`).
 pub fn apply(root: &mut Table, path: &str, value: Value) -> Result<(), String> {
+    check_depth(path)?;
     let segs: Vec<&str> = path.split('.').collect();
     let mut cur: &mut Value = {
         let first = segs[0];

@@ -7,8 +7,8 @@ pub mod hysteresis;
 pub mod sweep;
 
 pub use super::raw::{
-    Backoff, Completion, Discipline, Failure, Fanout, Jitter, Law, MissPolicy, ReadPref, ScaleIn,
-    ScaleSignal, Balance,
+    Backoff, Balance, Completion, Discipline, Failure, Fanout, Jitter, Law, MissPolicy, ReadPref,
+    ScaleIn, ScaleSignal,
 };
 use crate::engine::time::SimTime;
 pub use collapse::{Collapse, CollapseLevel};

@@ -20,11 +20,17 @@ mod trigger;
 use super::raw::RawScenario;
 use super::spec::Config;
 use crate::engine::time::SimTime;
-use check::{V, bad, nonzero_dur};
+use check::{V, at_most, bad, nonzero_dur};
 
 pub use autoscale::starting_fleet;
 pub use call::MAX_CALL_DEPTH;
-pub use check::{Problem, did_you_mean, listing, nearest};
+pub use check::{MAX_NAME_LEN, Problem, did_you_mean, listing, name, nearest};
+
+/// The most classes (with the classes of pools' calls), pools, cache tiers, events and
+/// interventions a scenario may have: their indices are 16-bit in the model's events.
+pub const MAX_COMPONENTS: usize = 10_000;
+/// The most steps a class may have (a request's step counter is 16-bit).
+pub const MAX_STEPS: usize = 1_000;
 pub use collapse::collapse;
 pub use structure::same_structure;
 pub use sweep::{hysteresis, tipping};
@@ -59,6 +65,24 @@ pub fn validate(raw: &RawScenario) -> V<(Meta, Config)> {
         Some((a, b)) => Some((a.0, b.0.min(duration))),
         None => None,
     };
+    for (section, names) in [
+        ("class", raw.class.keys().collect::<Vec<_>>()),
+        ("pool", raw.pool.keys().collect()),
+        ("cache", raw.cache.keys().collect()),
+        ("event", raw.event.keys().collect()),
+        ("variant", raw.variant.keys().collect()),
+    ] {
+        at_most(
+            section,
+            &format!("[{section}] entries"),
+            names.len(),
+            MAX_COMPONENTS,
+        )?;
+        for n in names {
+            check::name(&format!("{section}.{n}"), n)?;
+        }
+    }
+    at_most("at", "[[at]] entries", raw.at.len(), MAX_COMPONENTS)?;
     let pool_names: Vec<String> = raw.pool.keys().cloned().collect();
     let class_names: Vec<String> = raw.class.keys().cloned().collect();
     let mut pools = Vec::new();
@@ -89,6 +113,12 @@ pub fn validate(raw: &RawScenario) -> V<(Meta, Config)> {
     let clients = classes.len();
     let (calls, call_classes) = call::calls(&raw.pool, &mut pools, &targets, clients)?;
     classes.extend(call_classes);
+    at_most(
+        "pool",
+        "classes and pools' calls together",
+        classes.len(),
+        MAX_COMPONENTS,
+    )?;
     let mut triggers = Vec::new();
     for (name, e) in &raw.event {
         triggers.push(trigger::trigger(
@@ -100,6 +130,7 @@ pub fn validate(raw: &RawScenario) -> V<(Meta, Config)> {
             &caches,
         )?);
     }
+    trigger::slowdown_products(&triggers, &pools)?;
     let config = Config {
         classes,
         clients,

@@ -11,7 +11,8 @@
 //!
 //! `<key path>` is the dotted path exactly as printed (`(syntax)` for a TOML syntax error,
 //! which has none). `<place>` is `LINE` or `LINE:COL` in the file itself, or any other text
-//! that must appear in the message (e.g. `[[at]] entry 1`).
+//! that must appear in the message (e.g. `[[at]] entry 1`). Lines right after it of the
+//! form `# also: <text>` name further text the message must contain, word for word.
 
 use crate::common::brink_bin;
 use std::path::{Path, PathBuf};
@@ -86,6 +87,12 @@ fn expectation(file: &Path) -> Result<Expect, String> {
             also.push(format!("did you mean `{name}`?"));
         }
     }
+    also.extend(
+        text.lines()
+            .skip(1)
+            .map_while(|l| l.strip_prefix("# also:"))
+            .map(|t| t.trim().to_string()),
+    );
     Ok(Expect { path, place, also })
 }
 
@@ -153,6 +160,16 @@ fn problems(out: &Output, expect: &Expect, out_dir: Option<&Path>) -> Vec<String
         p.push(format!("the output folder {} was created", dir.display()));
     }
     p
+}
+
+/// Asserts that `o` refused its input as `expect` says (`what` prefixes the failure).
+fn assert_refused(what: &str, o: &Output, expect: &Expect, out_dir: Option<&Path>) {
+    let ps = problems(o, expect, out_dir);
+    assert!(
+        ps.is_empty(),
+        "{what}{ps:?}\nstderr: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 /// Formats the failures of several cases into one report.
@@ -308,12 +325,7 @@ fn check_reports_the_bad_file_among_good_ones() {
         place: format!("{}:5:1:", bad.display()),
         also: vec![],
     };
-    let ps = problems(&o, &expect, None);
-    assert!(
-        ps.is_empty(),
-        "{ps:?}\nstderr: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_refused("", &o, &expect, None);
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(
         stdout.contains(&format!("ok  {} (2 variants)", good.display())),
@@ -351,6 +363,10 @@ fn refused_with(args: &[&str], path: Option<&str>, place: &str, also: &[&str]) -
         )]
     }
 }
+
+/// `--set a.a.a...a.b=1` with 30,001 segments.
+static DEEP_SET: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| format!("{}b=1", "a.".repeat(30_000)));
 
 /// Arguments, the key path the error must name, the place, and words it must contain.
 type SetCase<'a> = (&'a [&'a str], Option<&'a str>, &'a str, &'a [&'a str]);
@@ -443,6 +459,32 @@ fn bad_set_values_are_refused() {
             "--set class.request.steps.0.query=database: ",
             &["no pool named `database`"],
         ),
+        // A path deeper than any key (it used to overflow the stack).
+        (
+            &["--set", &DEEP_SET],
+            None,
+            "the key path has 30001 segments; no key is deeper than 16",
+            &[],
+        ),
+        // A typo must not create a pool (it used to run with a new, unused one).
+        (
+            &["--set", "pool.servr.service.mean=5ms"],
+            Some("pool.servr.service.mean"),
+            "--set pool.servr.service.mean=5ms: ",
+            &["unknown pool `servr`", "did you mean `server`?"],
+        ),
+        (
+            &["--set", "event.slow.enabled=false"],
+            Some("event.slow.enabled"),
+            "--set event.slow.enabled=false: ",
+            &["unknown event `slow` (the file defines: none)"],
+        ),
+        (
+            &["--set", "variant.bigger.description=x"],
+            Some("variant.bigger.description"),
+            "--set variant.bigger.description=x: ",
+            &["setting one has no effect"],
+        ),
         (
             &["--set", "novel_key=1"],
             Some("novel_key"),
@@ -534,12 +576,7 @@ fn unknown_variant_of_a_bundled_scenario_is_refused() {
         place: "--variant lifoo: ".into(),
         also: vec!["did you mean `lifo`?".into()],
     };
-    let ps = problems(&o, &expect, Some(&out_dir));
-    assert!(
-        ps.is_empty(),
-        "{ps:?}\nstderr: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_refused("", &o, &expect, Some(&out_dir));
 }
 
 /// A variant whose settings are invalid: `run --variant` names the variant and where it is
@@ -568,22 +605,46 @@ fn bad_variant_is_refused_by_run_and_check() {
     };
     let out_dir = dir.path().join("out");
     let o = run_into(&file, &out_dir, &["--variant", "broken"], dir.path());
-    let ps = problems(&o, &expect, Some(&out_dir));
-    assert!(
-        ps.is_empty(),
-        "run: {ps:?}\nstderr: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_refused("run: ", &o, &expect, Some(&out_dir));
     let o = brink(&["check", file.to_str().unwrap()], dir.path());
-    let ps = problems(&o, &expect, None);
-    assert!(
-        ps.is_empty(),
-        "check: {ps:?}\nstderr: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_refused("check: ", &o, &expect, None);
     // The file without --variant is fine: variants apply only when chosen.
     let o = run_into(&file, &out_dir, &[], dir.path());
     assert_success(&o);
+}
+
+/// A file with a byte that is not UTF-8 is refused at that byte's line and column.
+#[test]
+fn non_utf8_file_is_refused_at_its_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("latin1.toml");
+    std::fs::write(&file, b"duration = \"10s\"\ntitle = \"caf\xe9\"\n").unwrap();
+    let out_dir = tmp.path().join("out");
+    let o = run_into(&file, &out_dir, &[], tmp.path());
+    let expect = Expect {
+        path: None,
+        place: format!("{}:2:13:", file.display()),
+        also: vec!["not UTF-8 at line 2, column 13".into()],
+    };
+    assert_refused("", &o, &expect, Some(&out_dir));
+}
+
+/// A variant whose `set` nests tables deeper than any key is refused, not a stack overflow.
+#[test]
+fn deeply_nested_variant_set_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("deep-variant.toml");
+    let depth = 40;
+    let set = format!("{}1{}", "{ a = ".repeat(depth), " }".repeat(depth));
+    std::fs::write(&file, format!("{GOOD}\n[variant.deep]\nset = {set}\n")).unwrap();
+    let out_dir = dir.path().join("out");
+    let o = run_into(&file, &out_dir, &["--variant", "deep"], dir.path());
+    let expect = Expect {
+        path: None,
+        place: "variant `deep`".into(),
+        also: vec!["no key is deeper than 16".into()],
+    };
+    assert_refused("", &o, &expect, Some(&out_dir));
 }
 
 #[test]
@@ -597,7 +658,12 @@ fn missing_file_is_refused() {
         place: format!("{}: cannot read the scenario", file.display()),
         also: vec![],
     };
-    let ps = problems(&o, &expect, Some(&out_dir));
+    let mut ps = problems(&o, &expect, Some(&out_dir));
+    // The reason is printed once, not once more as a "cause".
+    let stderr = String::from_utf8_lossy(&o.stderr).to_lowercase();
+    if stderr.matches("no such file").count() != 1 {
+        ps.push("the reason is not printed exactly once".into());
+    }
     assert!(
         ps.is_empty(),
         "{ps:?}\nstderr: {}",

@@ -3,7 +3,7 @@
 //! dependency), and the pool's calls are grouped into stages that run one after another.
 //! The call graph must be acyclic and at most [`MAX_CALL_DEPTH`] pools deep.
 
-use super::check::{Targets, V, bad, finite_nonneg, int_in, nonzero_dur};
+use super::check::{MAX_FACTOR, Targets, V, bad, finite_nonneg, int_in, nonzero_dur, up_to};
 use super::class::{retry, step};
 use crate::engine::time::SimTime;
 use crate::scenario::raw::*;
@@ -76,7 +76,10 @@ pub fn calls(
                 Some(n) if n.trim().is_empty() => {
                     return bad(format!("{path}.name"), "must not be empty");
                 }
-                Some(n) => n.clone(),
+                Some(n) => {
+                    super::check::name(&format!("{path}.name"), n)?;
+                    n.clone()
+                }
                 None => rc.query.clone().unwrap_or_default(),
             };
             if names.contains(&name) {
@@ -103,7 +106,10 @@ pub fn calls(
                 None => RetryCfg::none(),
             };
             let fallback = match &rc.fallback {
-                Some(f) => Some(finite_nonneg(&format!("{path}.fallback.cost"), f.cost)?),
+                Some(f) => Some(
+                    finite_nonneg(&format!("{path}.fallback.cost"), f.cost)
+                        .and_then(|x| up_to(&format!("{path}.fallback.cost"), x, MAX_FACTOR))?,
+                ),
                 None => None,
             };
             let max_in_flight = match rc.max_in_flight {

@@ -76,6 +76,34 @@ pub fn positive(path: &str, x: f64) -> V<f64> {
     Ok(x)
 }
 
+/// `x` if at most `max`: every float key has a finite upper bound, so what is computed
+/// from it (a law's parameters, products of factors) stays finite.
+pub fn up_to(path: &str, x: f64, max: f64) -> V<f64> {
+    if x > max {
+        return bad(
+            path,
+            format!("must be at most {}, not {}", short(max), short(x)),
+        );
+    }
+    Ok(x)
+}
+
+/// `x` for a message: with an exponent when very large or small.
+pub fn short(x: f64) -> String {
+    if x != 0.0 && !(1e-4..=1e4).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// The largest rate of arrivals or tokens, per second.
+pub const MAX_RATE: f64 = 1e9;
+/// The largest cost (a multiple of a service time) or profile factor.
+pub const MAX_FACTOR: f64 = 1e6;
+/// The largest coefficient of variation of a service law.
+pub const MAX_CV: f64 = 100.0;
+
 /// `x` if from `lo` to `hi`.
 pub fn int_in(path: &str, x: i64, lo: i64, hi: i64) -> V<i64> {
     if x < lo || x > hi {
@@ -101,5 +129,65 @@ pub fn window(step: Option<Dur>, duration: SimTime) -> V<SimTime> {
     match step {
         Some(s) => nonzero_dur("metrics.step", s),
         None => Ok((duration / 1000).max(1)),
+    }
+}
+
+/// The longest name of a component or variant.
+pub const MAX_NAME_LEN: usize = 64;
+
+/// Refuses a component or variant name (the last segment of `path`) that is not a safe
+/// path segment and CSV field: 1 to [`MAX_NAME_LEN`] ASCII letters, digits, `_` and `-`,
+/// not starting with `-`. Names become folder names (`--variant ../../x` would write
+/// outside `--out`), CSV column names and dotted key paths (so no `.`, `,` or newline).
+pub fn name(path: &str, name: &str) -> V<()> {
+    let ok_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    if name.is_empty()
+        || name.len() > MAX_NAME_LEN
+        || name.starts_with('-')
+        || !name.chars().all(ok_char)
+    {
+        return bad(
+            path,
+            format!(
+                "{:?} is not a valid name: use 1 to {MAX_NAME_LEN} letters, digits, `_` and `-` (not first), e.g. `db-replica`",
+                name
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// Refuses more than `max` entries of a section (indices must fit the model's 16-bit
+/// counters, and a larger scenario is a mistake).
+pub fn at_most(path: &str, what: &str, n: usize, max: usize) -> V<()> {
+    if n > max {
+        return bad(path, format!("{n} {what}; at most {max} are allowed"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_safe_path_segments() {
+        for good in ["db", "slack-2022-02-22", "consul_rollout", "r2", "_x"] {
+            assert!(name("pool.x", good).is_ok(), "{good}");
+        }
+        let long = "a".repeat(MAX_NAME_LEN + 1);
+        for bad in [
+            "",
+            "../../x",
+            "a.b",
+            "a,b",
+            "a\nb",
+            "-x",
+            "a b",
+            "é",
+            long.as_str(),
+        ] {
+            assert!(name("pool.x", bad).is_err(), "{bad:?}");
+        }
     }
 }

@@ -2,7 +2,8 @@
 //! limit) and steps.
 
 use super::check::{
-    Targets, V, bad, did_you_mean, finite_nonneg, index_of, int_in, listing, nonzero_dur, positive,
+    MAX_FACTOR, MAX_RATE, Targets, V, bad, did_you_mean, finite_nonneg, index_of, int_in, listing,
+    nonzero_dur, positive, up_to,
 };
 use crate::engine::time::SimTime;
 use crate::scenario::raw::*;
@@ -12,7 +13,8 @@ use crate::scenario::spec::*;
 /// `targets`.
 pub fn class(path: &str, name: &str, c: &RawClass, targets: &Targets) -> V<ClassCfg> {
     let users = population(path, c)?;
-    let rate = finite_nonneg(&format!("{path}.rate"), c.rate.unwrap_or(0.0))?;
+    let rate = finite_nonneg(&format!("{path}.rate"), c.rate.unwrap_or(0.0))
+        .and_then(|x| up_to(&format!("{path}.rate"), x, MAX_RATE))?;
     let profile = match &c.profile {
         None => Profile {
             points: vec![],
@@ -36,6 +38,12 @@ pub fn class(path: &str, name: &str, c: &RawClass, targets: &Targets) -> V<Class
             "a class needs at least one step, e.g. steps = [{ query = \"server\" }]",
         );
     }
+    super::check::at_most(
+        &format!("{path}.steps"),
+        "steps",
+        c.steps.len(),
+        super::MAX_STEPS,
+    )?;
     let mut steps = Vec::new();
     for (i, s) in c.steps.iter().enumerate() {
         steps.push(step(&format!("{path}.steps.{i}"), s, targets, false)?);
@@ -116,7 +124,8 @@ fn profile(path: &str, p: &RawProfile) -> V<Profile> {
         );
     }
     for (i, (t, f)) in p.points.iter().enumerate() {
-        finite_nonneg(&format!("{path}.points.{i}"), *f)?;
+        finite_nonneg(&format!("{path}.points.{i}"), *f)
+            .and_then(|x| up_to(&format!("{path}.points.{i}"), x, MAX_FACTOR))?;
         if i > 0 && t.0 <= p.points[i - 1].0.0 {
             return bad(
                 format!("{path}.points.{i}"),
@@ -144,10 +153,12 @@ fn profile(path: &str, p: &RawProfile) -> V<Profile> {
 }
 
 fn bucket(path: &str, b: &RawTokenBucket) -> V<TokenBucketCfg> {
-    let rate = finite_nonneg(&format!("{path}.rate"), b.rate)?;
+    let rate = finite_nonneg(&format!("{path}.rate"), b.rate)
+        .and_then(|x| up_to(&format!("{path}.rate"), x, MAX_RATE))?;
     let burst = match b.burst {
         Some(x) => {
-            let x = finite_nonneg(&format!("{path}.burst"), x)?;
+            let x = finite_nonneg(&format!("{path}.burst"), x)
+                .and_then(|x| up_to(&format!("{path}.burst"), x, MAX_RATE))?;
             if x < 1.0 {
                 return bad(format!("{path}.burst"), "must be at least 1 (one token)");
             }
@@ -324,11 +335,13 @@ pub(super) fn step(path: &str, s: &RawStep, targets: &Targets, call: bool) -> V<
             "`miss` applies to cache steps only (add `cache = \"<tier>\"`)",
         );
     }
-    let cost = positive(&format!("{path}.cost"), s.cost.unwrap_or(1.0))?;
+    let cost = positive(&format!("{path}.cost"), s.cost.unwrap_or(1.0))
+        .and_then(|x| up_to(&format!("{path}.cost"), x, MAX_FACTOR))?;
     let cost_per_key = finite_nonneg(
         &format!("{path}.cost_per_key"),
         s.cost_per_key.unwrap_or(0.0),
-    )?;
+    )
+    .and_then(|x| up_to(&format!("{path}.cost_per_key"), x, MAX_FACTOR))?;
     let timeout_ns = match s.timeout {
         Some(t) if !call => nonzero_dur(&format!("{path}.timeout"), t)?,
         _ => SimTime::MAX,

@@ -1,6 +1,6 @@
 //! Server pools and cache tiers: the resources steps query and look up.
 
-use super::check::{V, bad, finite_nonneg, int_in, nonzero_dur, positive};
+use super::check::{V, bad, finite_nonneg, int_in, nonzero_dur, positive, up_to};
 use crate::scenario::raw::*;
 use crate::scenario::spec::*;
 
@@ -92,7 +92,8 @@ pub fn pool(path: &str, name: &str, p: &RawPool) -> V<PoolCfg> {
         )? as u32,
         queue_limit,
         service,
-        contention: finite_nonneg(&format!("{path}.contention"), p.contention.unwrap_or(0.0))?,
+        contention: finite_nonneg(&format!("{path}.contention"), p.contention.unwrap_or(0.0))
+            .and_then(|x| up_to(&format!("{path}.contention"), x, 1000.0))?,
         error_rate,
         cancel_expired: p.cancel_expired,
         discipline: p.discipline,

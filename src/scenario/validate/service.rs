@@ -1,7 +1,7 @@
 //! A pool's service-time law (`service = { law, ... }`): which keys each law takes, and
 //! the solved sampler of laws beyond exp, const and lognormal (see [`crate::model::laws`]).
 
-use super::check::{V, bad, nonzero_dur, positive};
+use super::check::{MAX_CV, V, bad, nonzero_dur, positive, up_to};
 use crate::model::laws::{MAX_PARTS, MAX_SAMPLES, Sampler, Simple, WEIGHT_SLACK};
 use crate::scenario::raw::{Law, RawService};
 use crate::scenario::spec::ServiceCfg;
@@ -42,7 +42,9 @@ fn classic_cv(path: &str, s: &RawService) -> V<f64> {
     match (s.law, s.cv) {
         (Law::Const, Some(_)) => bad(cv_path, "a constant law has no spread; remove `cv`"),
         (Law::Exp, Some(_)) => bad(cv_path, "the exponential law has cv 1; remove `cv`"),
-        (Law::Lognormal, Some(cv)) => positive(&cv_path, cv),
+        (Law::Lognormal, Some(cv)) => {
+            positive(&cv_path, cv).and_then(|x| up_to(&cv_path, x, MAX_CV))
+        }
         (Law::Const, None) => Ok(0.0),
         _ => Ok(1.0),
     }
@@ -112,7 +114,8 @@ fn simple(path: &str, s: &RawService) -> V<Simple> {
         Law::Gamma | Law::Weibull => {
             only(path, s, &with(&["mean", "cv"]))?;
             let mean = nonzero_dur(&format!("{path}.mean"), need(path, "mean", s.mean)?)? as f64;
-            let cv = positive(&format!("{path}.cv"), need(path, "cv", s.cv)?)?;
+            let cv = positive(&format!("{path}.cv"), need(path, "cv", s.cv)?)
+                .and_then(|x| up_to(&format!("{path}.cv"), x, MAX_CV))?;
             if s.law == Law::Gamma {
                 Simple::gamma(mean, cv)
             } else {

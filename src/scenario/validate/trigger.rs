@@ -1,7 +1,7 @@
 //! Triggers: the time-triggered `[event.NAME]` sections (slowdowns, outages, bursts, cache
 //! node restarts, partitions, flushes, crashes).
 
-use super::check::{Problem, V, bad, index_of, int_in, nonzero_dur, positive};
+use super::check::{Problem, V, bad, index_of, int_in, nonzero_dur, positive, short, up_to};
 use crate::engine::time::SimTime;
 use crate::scenario::raw::*;
 use crate::scenario::spec::*;
@@ -84,10 +84,19 @@ pub fn trigger(
     };
     let (kind, for_ns) = match e.kind {
         RawEventKind::Slowdown => {
-            let factor = positive(
-                &format!("{path}.factor"),
-                e.factor.ok_or_else(|| need("factor"))?,
-            )?;
+            let fp = format!("{path}.factor");
+            let factor = positive(&fp, e.factor.ok_or_else(|| need("factor"))?)
+                .and_then(|x| up_to(&fp, x, MAX_SLOWDOWN))?;
+            if factor < 1.0 / MAX_SLOWDOWN {
+                return bad(
+                    fp,
+                    format!(
+                        "must be at least {:e}, not {}",
+                        1.0 / MAX_SLOWDOWN,
+                        short(factor)
+                    ),
+                );
+            }
             (
                 TriggerKind::Slowdown {
                     pool: find_pool()?,
@@ -204,4 +213,36 @@ pub fn trigger(
         every_ns,
         enabled: e.enabled,
     })
+}
+
+/// The largest slowdown factor (and the inverse of the smallest).
+pub const MAX_SLOWDOWN: f64 = 1e6;
+/// The largest product of a pool's slowdown factors (each above 1, or its inverse below 1):
+/// however the slowdowns overlap, the pool's service times are multiplied by at most this
+/// or divided by at most this, and each slowdown's end undoes its start.
+pub const MAX_SLOWDOWN_PRODUCT: f64 = 1e9;
+
+/// Refuses slowdowns of one pool whose factors, multiplied as they would be if all
+/// overlapped, leave the range 1/[`MAX_SLOWDOWN_PRODUCT`] to [`MAX_SLOWDOWN_PRODUCT`].
+pub fn slowdown_products(triggers: &[TriggerCfg], pools: &[PoolCfg]) -> V<()> {
+    for (p, cfg) in pools.iter().enumerate() {
+        let mut product = 1.0f64;
+        for t in triggers {
+            if let TriggerKind::Slowdown { pool, factor } = t.kind
+                && pool == p
+            {
+                product *= factor.max(1.0 / factor);
+                if product > MAX_SLOWDOWN_PRODUCT {
+                    return bad(
+                        format!("event.{}.factor", t.name),
+                        format!(
+                            "the slowdowns of pool `{}` multiply to more than {MAX_SLOWDOWN_PRODUCT:e} (each factor, or its inverse below 1, counts) if they overlap; use smaller factors",
+                            cfg.name
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
 }
