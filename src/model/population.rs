@@ -7,7 +7,7 @@
 //!
 //! A user's request carries the user (`Request::parent`, 1-based; a pool call's request
 //! has a calls token as well, a user's has none), so its end reaches the user in
-//! [`Simulation::user_done`]. A request of the class that no user sent (a burst's) has
+//! `Simulation::user_done`. A request of the class that no user sent (a burst's) has
 //! `parent` 0 and ends on its own.
 //!
 //! The number of users can change in `[[at]]` entries: users above the new number leave
