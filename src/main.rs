@@ -156,9 +156,9 @@ struct SweepArgs {
     /// Seeds per point (overrides `tipping.seeds`).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     seeds: Option<u32>,
-    /// Parallel runs (default: all cores).
-    #[arg(long, default_value_t = 0)]
-    jobs: usize,
+    /// Parallel runs (default: all cores; at most 1024).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1024))]
+    jobs: u64,
     /// Run only every N-th run starting at K (K from 0) and write a shard file; join the
     /// shards with `brink merge`.
     #[arg(long, value_name = "K/N", value_parser = Shard::parse)]
@@ -332,7 +332,7 @@ fn sweep(kind: Kind, a: &SweepArgs, console: &Console) -> anyhow::Result<()> {
         all: a.all_variants,
     };
     let sweep = Sweep::prepare(loader, kind, &variants, sets)?;
-    sweep.run_and_write(a.jobs, a.shard, &a.out, console)?;
+    sweep.run_and_write(a.jobs as usize, a.shard, &a.out, console)?;
     Ok(())
 }
 

@@ -670,3 +670,23 @@ fn missing_file_is_refused() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// `--jobs` is bounded (thousands of threads were accepted): refused with exit 2, naming the
+/// flag, before anything runs.
+#[test]
+fn too_many_jobs_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = Command::new(brink_bin())
+        .args(["tipping", "scenarios/mm1.toml", "--jobs", "100000", "--out"])
+        .arg(tmp.path())
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--jobs"), "{stderr}");
+    assert!(
+        std::fs::read_dir(tmp.path()).unwrap().next().is_none(),
+        "nothing written"
+    );
+}
