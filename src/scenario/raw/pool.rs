@@ -1,0 +1,226 @@
+//! The raw shapes of `[pool.NAME]` as written in the file: service laws, load shedding,
+//! balancing, autoscaling and the cluster client.
+
+use super::{Dur, RawStep};
+use serde::{Deserialize, Deserializer, de};
+use toml::Value;
+
+/// Load shedding at a pool's servers.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawShed {
+    pub watermarks: Option<RawWatermarks>,
+    pub codel: Option<RawCodel>,
+    #[serde(default)]
+    pub adaptive_lifo: bool,
+}
+
+/// Refuse new work once a server's queue reaches `high`, until it has drained to `low`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWatermarks {
+    pub high: i64,
+    pub low: Option<i64>,
+}
+
+/// Controlled delay, as Facebook's "Fail at Scale" (2015) describes it: when a server's
+/// queue has not been empty for `interval`, work that waited longer than `target` is shed
+/// as it reaches the head; otherwise the limit is `interval`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCodel {
+    pub target: Dur,
+    pub interval: Dur,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Law {
+    #[default]
+    Exp,
+    Const,
+    Lognormal,
+    Gamma,
+    Weibull,
+    /// Pareto, cut at `cap`.
+    Pareto,
+    /// Weighted `parts`, each a law of its own (not a mixture).
+    Mixture,
+    /// The user's measured `samples`, drawn uniformly.
+    Empirical,
+}
+
+/// A service-time law; which keys apply depends on `law` (docs/scenario.md). The same
+/// table, with `weight`, is one part of a mixture.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawService {
+    #[serde(default)]
+    pub law: Law,
+    pub mean: Option<Dur>,
+    pub cv: Option<f64>,
+    /// Pareto's tail index.
+    pub shape: Option<f64>,
+    /// Pareto's cut.
+    pub cap: Option<Dur>,
+    /// An empirical law's measurements.
+    pub samples: Option<Vec<Dur>>,
+    /// An empirical law's measured histogram: (upper edge, count) per bin.
+    pub histogram: Option<Vec<(Dur, u64)>>,
+    /// A mixture part's weight.
+    pub weight: Option<f64>,
+    /// A mixture's parts.
+    pub parts: Option<Vec<RawService>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Discipline {
+    #[default]
+    Fifo,
+    Lifo,
+}
+
+/// How a pool spreads one-part keyless queries over its shards and a query over a shard's
+/// candidate servers (`balance`). The rules are in `model/balance.rs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Balance {
+    /// Uniformly at random (brink's original routing, with its original draws).
+    #[default]
+    Random,
+    /// In turn, by a cursor, skipping servers the clients' view holds down.
+    RoundRobin,
+    /// The fewest jobs in service and queued (join the shortest queue); ties at random.
+    LeastOutstanding,
+    /// The fewer outstanding of two distinct candidates drawn at random; ties: the first.
+    PowerOfTwo,
+}
+
+impl Balance {
+    /// The values as the file spells them, in the enum's order.
+    pub const NAMES: [&'static str; 4] =
+        ["random", "round-robin", "least-outstanding", "power-of-two"];
+    const ALL: [Balance; 4] = [
+        Balance::Random,
+        Balance::RoundRobin,
+        Balance::LeastOutstanding,
+        Balance::PowerOfTwo,
+    ];
+}
+
+impl<'de> Deserialize<'de> for Balance {
+    /// By hand rather than derived: serde's derived enum turns a number into "invalid type:
+    /// unit variant" and a table into an unknown value named after its first key.
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> de::Visitor<'de> for V {
+            type Value = Balance;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a string naming the policy: `random`, `round-robin`, `least-outstanding` or `power-of-two`",
+                )
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Balance, E> {
+                match Balance::NAMES.iter().position(|&n| n == s) {
+                    Some(i) => Ok(Balance::ALL[i]),
+                    None if s.is_empty() => Err(E::invalid_value(de::Unexpected::Str(s), &self)),
+                    None => Err(E::unknown_variant(s, &Balance::NAMES)),
+                }
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, _: A) -> Result<Balance, A::Error> {
+                Err(de::Error::invalid_type(
+                    de::Unexpected::Other("table"),
+                    &self,
+                ))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPool {
+    pub shards: Option<i64>,
+    pub replicas: Option<i64>,
+    pub workers: Option<i64>,
+    pub queue_limit: Option<i64>,
+    pub service: RawService,
+    pub contention: Option<f64>,
+    #[serde(default)]
+    pub error_rate: f64,
+    #[serde(default)]
+    pub cancel_expired: bool,
+    #[serde(default)]
+    pub discipline: Discipline,
+    pub client: Option<RawClusterClient>,
+    pub latency_threshold: Option<Dur>,
+    /// The calls each job makes while holding its worker: steps, with call keys.
+    #[serde(default)]
+    pub calls: Vec<RawStep>,
+    pub shed: Option<RawShed>,
+    /// Adds or removes servers on a signal (keyless pools without replicas).
+    pub autoscale: Option<RawAutoscale>,
+    /// How queries are spread over shards and a shard's servers (default `random`).
+    #[serde(default)]
+    pub balance: Balance,
+}
+
+/// What an autoscaler tracks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ScaleSignal {
+    /// Busy workers over the live servers' workers, time-weighted over the period.
+    Utilization,
+    /// Waiting jobs per live server, time-weighted over the period.
+    Queue,
+    /// The 99th percentile of the pool's job sojourn (wait + service) over the period.
+    P99,
+}
+
+/// What scaling in does to a server's work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ScaleIn {
+    /// The server takes no new work, serves its queue, and leaves when empty.
+    #[default]
+    Drain,
+    /// The server leaves at once: its queued work fails, its work in service fails when it ends.
+    Fail,
+}
+
+/// `[pool.NAME.autoscale]` as written: target tracking on a signal.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAutoscale {
+    pub signal: ScaleSignal,
+    /// A number (utilisation fraction, waiting jobs per server) or, for `p99`, a duration.
+    pub target: Value,
+    pub every: Option<Dur>,
+    pub provision: Option<Dur>,
+    pub warmup: Option<RawWarmup>,
+    pub cooldown: Option<Dur>,
+    pub min: i64,
+    pub max: i64,
+    #[serde(default)]
+    pub scale_in: ScaleIn,
+    pub tolerance: Option<f64>,
+}
+
+/// A new server's warm-up: its service times are multiplied by `factor` for `for`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWarmup {
+    #[serde(rename = "for")]
+    pub for_: Dur,
+    pub factor: f64,
+}
+
+/// How clients route to a sharded, replicated pool: their own copy of the topology.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawClusterClient {
+    pub refresh: Option<Dur>,
+    #[serde(default)]
+    pub refresh_on_error: bool,
+}
