@@ -128,3 +128,22 @@ pub(crate) fn create_dir(dir: &Path) -> Result<(), Error> {
 pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     crate::report::write_atomic(path, bytes).map_err(|e| Error::io(path, e))
 }
+
+/// Writes `<command>.provenance.json` into `dir`: what produced the `files` a command
+/// wrote there, with the command line.
+pub(crate) fn write_sidecar(
+    dir: &Path,
+    command: &str,
+    produced_by: &crate::scenario::Provenance,
+    files: &[&str],
+) -> Result<(), Error> {
+    let sidecar = crate::scenario::provenance::Sidecar {
+        produced_by,
+        command: crate::scenario::provenance::command_line(),
+        files: files.iter().map(|f| f.to_string()).collect(),
+    };
+    write_file(
+        &dir.join(format!("{command}.provenance.json")),
+        &crate::export::sidecar_json(&sidecar),
+    )
+}

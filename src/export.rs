@@ -6,6 +6,8 @@
 //! |---|---|---|
 //! | `summary.json` | [`summary_json()`] | [`Summary`](crate::model::metrics::Summary) |
 //! | `timeseries.csv` | [`timeseries_csv()`] | [`TimeSeries`](crate::model::TimeSeries) |
+//! | `events.csv` | [`events_csv()`] | [`Marker`](crate::model::metrics::Marker)s |
+//! | `<command>.provenance.json` | [`sidecar_json()`] | [`Provenance`](crate::scenario::Provenance) |
 //! | `tipping.csv`, `phase.csv` | [`sweep_csv()`] | [`Plan`](crate::experiment::plan::Plan), [`RunPoint`](crate::experiment::plan::RunPoint)s |
 //! | `tipping.json` | [`tipping_json()`] | [`SweepReport`](crate::report::sweep::SweepReport) |
 //! | `hysteresis.csv` | [`hysteresis_csv()`] | [`HysteresisReport`](crate::report::hysteresis::HysteresisReport) |
@@ -17,6 +19,7 @@
 //! The pictures (PNG, SVG) are drawn in [`crate::report`] from the same structs.
 
 pub mod csv;
+pub mod events_csv;
 pub mod hysteresis_csv;
 pub mod hysteresis_json;
 pub mod index_html;
@@ -30,6 +33,7 @@ pub mod tipping_json;
 #[cfg(test)]
 mod tests;
 
+pub use events_csv::events_csv;
 pub use hysteresis_csv::hysteresis_csv;
 pub use hysteresis_json::hysteresis_json;
 pub use index_html::{Section, index_html};
@@ -39,6 +43,11 @@ pub use summary_json::summary_json;
 pub use sweep_csv::sweep_csv;
 pub use timeseries_csv::timeseries_csv;
 pub use tipping_json::tipping_json;
+
+/// The bytes of a `<command>.provenance.json` sidecar.
+pub fn sidecar_json(sidecar: &crate::scenario::provenance::Sidecar) -> Vec<u8> {
+    pretty_json(sidecar)
+}
 
 /// Pretty JSON with a final newline: the form of every JSON file brink writes.
 pub(crate) fn pretty_json<T: serde::Serialize>(value: &T) -> Vec<u8> {

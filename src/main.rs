@@ -172,6 +172,7 @@ struct SweepArgs {
 }
 
 fn main() -> ExitCode {
+    brink::scenario::provenance::record_command_line(std::env::args());
     let cli = Cli::parse();
     match dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -276,14 +277,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             let sc = load(&file, variant.as_deref(), &sets, seed)?;
             let wall = Instant::now();
             let est = collapse_time::mean_time_to_collapse(&sc, sc.seed, &Default::default())?;
-            let prov = collapse_time::Provenance {
-                version: env!("CARGO_PKG_VERSION"),
-                scenario: sc.name.clone(),
-                variant: sc.variant.clone(),
-                seed: sc.seed,
-                overrides: sets,
-            };
-            let path = collapse_time::write(&out, &sc, &prov, &est)?;
+            let path = collapse_time::write(&out, &sc, &est)?;
             println!(
                 "mean time to collapse ({} >= {}): {} ({:.4e} s, 95% CI {:.3e} to {:.3e} s); p = {:.3e} per excursion, {} levels, {} events, {:.1} s",
                 est.level,

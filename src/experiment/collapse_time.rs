@@ -8,11 +8,11 @@
 //! their own random streams; [`super::splitting`] turns what they do into the mean time.
 
 use super::splitting::{LevelOutcome, Tally, mean_first_passage};
-use super::{Error, create_dir, write_file};
+use super::{Error, create_dir, write_file, write_sidecar};
 use crate::engine::time::SimTime;
 use crate::model::Simulation;
 use crate::model::stepping::{Crossing, Level};
-use crate::scenario::{Collapse, CollapseLevel, Scenario};
+use crate::scenario::{Collapse, CollapseLevel, Provenance, Scenario};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -261,42 +261,41 @@ impl Budget {
     }
 }
 
-/// What produced a `collapse-time.json`.
-#[derive(Debug, Clone, Serialize)]
-pub struct Provenance {
-    /// brink's version.
-    pub version: &'static str,
-    pub scenario: String,
-    pub variant: Option<String>,
-    pub seed: u64,
-    /// The `--set` overrides, as typed.
-    pub overrides: Vec<String>,
-}
-
 /// The folder `collapse-time.json` goes to: `out/<scenario>/`.
 pub fn output_dir(out: &Path, sc: &Scenario) -> PathBuf {
     super::run::output_dir(out, sc)
 }
 
 /// Writes `collapse-time.json` (the estimate with what produced it) and returns its path.
-pub fn write(
-    out: &Path,
-    sc: &Scenario,
-    prov: &Provenance,
-    est: &Estimate,
-) -> Result<PathBuf, Error> {
+pub fn write(out: &Path, sc: &Scenario, est: &Estimate) -> Result<PathBuf, Error> {
+    /// `produced_by` keeps its first field, `version` (brink's, as `brink` says too).
+    #[derive(Serialize)]
+    struct ProducedBy<'a> {
+        version: &'a str,
+        #[serde(flatten)]
+        provenance: &'a Provenance,
+    }
     #[derive(Serialize)]
     struct File<'a> {
-        produced_by: &'a Provenance,
+        produced_by: ProducedBy<'a>,
         estimate: &'a Estimate,
     }
     let dir = output_dir(out, sc);
     create_dir(&dir)?;
     let path = dir.join("collapse-time.json");
     let bytes = crate::export::pretty_json(&File {
-        produced_by: prov,
+        produced_by: ProducedBy {
+            version: &sc.provenance.brink,
+            provenance: &sc.provenance,
+        },
         estimate: est,
     });
     write_file(&path, &bytes)?;
+    write_sidecar(
+        &dir,
+        "collapse-time",
+        &sc.provenance,
+        &["collapse-time.json"],
+    )?;
     Ok(path)
 }

@@ -8,7 +8,7 @@
 
 use super::observe::Observer;
 use super::sweep::{measure_window, settle_whole_numbers};
-use super::{Error, create_dir, run, write_file};
+use super::{Error, create_dir, run, write_file, write_sidecar};
 use crate::engine::time::SimTime;
 use crate::export;
 use crate::model::Simulation;
@@ -209,7 +209,9 @@ impl Ramp {
                 .map(|o| format!("{}={}", o.path, o.value))
                 .collect(),
             points: hysteresis::points(up, down, t.health),
+            produced_by: sc.provenance.clone(),
         };
+        report.produced_by.overrides = report.overrides.clone();
         report.detect();
         Ok(report)
     }
@@ -290,5 +292,16 @@ pub fn write_outputs(dir: &Path, report: &HysteresisReport) -> Result<(), Error>
         &dir.join("hysteresis.json"),
         &export::hysteresis_json(report),
     )?;
-    hysteresis_plot::write(dir, report).map_err(|e| Error::io(&dir.join("hysteresis.png"), e))
+    hysteresis_plot::write(dir, report).map_err(|e| Error::io(&dir.join("hysteresis.png"), e))?;
+    write_sidecar(
+        dir,
+        "hysteresis",
+        &report.produced_by,
+        &[
+            "hysteresis.csv",
+            "hysteresis.json",
+            "hysteresis.png",
+            "hysteresis.svg",
+        ],
+    )
 }

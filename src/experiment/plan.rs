@@ -2,6 +2,7 @@
 //! are derived from. A tipping sweep is a phase map with one axis; runs are indexed
 //! variant-major, then first axis, second axis, seed, branch (baseline = even index).
 
+use crate::scenario::Provenance;
 use crate::scenario::sweep::{Health, Method};
 use serde::{Deserialize, Serialize};
 
@@ -94,7 +95,14 @@ pub struct Plan {
     /// Where a run's measuring window starts and how long a run is (seconds): what tells a
     /// spontaneous collapse (healthy for at least `settle`, then stuck) from overload.
     pub settle_s: f64,
+    /// What produced the sweep (the base scenario's file digest, seed and overrides):
+    /// shards that disagree on it are not one sweep.
+    pub provenance: Provenance,
 }
+
+/// The most runs a plan read back from a file may have (far beyond any sweep brink runs:
+/// the bound keeps index arithmetic exact on hand-edited files).
+pub const MAX_PLAN_RUNS: u64 = 1 << 40;
 
 /// A [`Plan`] as shard files hold it (the field names are part of the file format).
 #[derive(Serialize, Deserialize)]
@@ -112,6 +120,7 @@ pub struct PlanFile {
     /// `[tipping] settle` in seconds (older shard files: 0).
     #[serde(default)]
     pub settle_s: f64,
+    pub produced_by: Provenance,
 }
 
 /// `healthy_above` and `healthy_below` as written in shard files and `tipping.json`.
@@ -137,6 +146,7 @@ impl From<Plan> for PlanFile {
             axes: p.axes,
             variants: p.variants,
             settle_s: p.settle_s,
+            produced_by: p.provenance,
         }
     }
 }
@@ -166,6 +176,21 @@ impl TryFrom<PlanFile> for Plan {
                 f.kind.stem()
             ));
         }
+        if f.variants.is_empty() || f.axes.iter().any(|a| a.values.is_empty()) {
+            return Err("the plan needs at least one variant and one value per axis".into());
+        }
+        // Run indices are u64: the product must fit, with room for every index.
+        let runs = f.axes.iter().try_fold(f.variants.len() as u64, |n, a| {
+            n.checked_mul(a.values.len() as u64)
+        });
+        if runs
+            .and_then(|n| n.checked_mul(f.seeds as u64 * 2))
+            .is_none_or(|n| n > MAX_PLAN_RUNS)
+        {
+            return Err(format!(
+                "the plan has more than {MAX_PLAN_RUNS} runs (variants x values x seeds x 2)"
+            ));
+        }
         Ok(Plan {
             kind: f.kind,
             scenario: f.scenario,
@@ -178,6 +203,7 @@ impl TryFrom<PlanFile> for Plan {
             variants: f.variants,
             method: Method::Grid,
             settle_s: f.settle_s,
+            provenance: f.produced_by,
         })
     }
 }
@@ -346,6 +372,7 @@ pub(crate) mod tests {
             }],
             method: Method::Grid,
             settle_s: 0.0,
+            provenance: Provenance::of_text("s", ""),
         }
     }
 

@@ -1,12 +1,13 @@
-//! One simulation run and its files: `summary.json`, `timeseries.csv`, `timeline.png/.svg`
-//! (and `timeline-zoom.png/.svg` when the scenario asks for a window).
+//! One simulation run and its files: `summary.json`, `timeseries.csv`, `events.csv`,
+//! `timeline.png/.svg` (and `timeline-zoom.png/.svg` when the scenario asks for a window),
+//! and `run.provenance.json`.
 
 use super::observe::{Observer, RunWritten};
-use super::{Error, create_dir, write_file};
+use super::{Error, create_dir, write_file, write_sidecar};
 use crate::export;
 use crate::model::{self, RunResult, Simulation};
 use crate::report::timeline;
-use crate::scenario::Scenario;
+use crate::scenario::{Provenance, Scenario};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
@@ -35,7 +36,7 @@ pub fn run_and_write(sc: &Scenario, out: &Path, obs: &dyn Observer) -> Result<Ru
     obs.run_stopped();
     let result = result?;
     let dir = output_dir(out, sc);
-    write_outputs(&dir, &result)?;
+    write_outputs(&dir, &sc.provenance, &result)?;
     let written = RunWritten {
         scenario: sc.name.clone(),
         dir,
@@ -52,17 +53,32 @@ pub fn run_and_write(sc: &Scenario, out: &Path, obs: &dyn Observer) -> Result<Ru
     Ok(written)
 }
 
-/// Writes a run's files into `dir` (created if needed).
-pub fn write_outputs(dir: &Path, result: &RunResult) -> Result<(), Error> {
+/// Writes a run's files into `dir` (created if needed), `run.provenance.json` last.
+pub fn write_outputs(
+    dir: &Path,
+    produced_by: &Provenance,
+    result: &RunResult,
+) -> Result<(), Error> {
     create_dir(dir)?;
     write_file(
         &dir.join("summary.json"),
-        &export::summary_json(&result.summary),
+        &export::summary_json(&result.summary, produced_by),
     )?;
     write_file(
         &dir.join("timeseries.csv"),
         &export::timeseries_csv(&result.series),
     )?;
+    write_file(
+        &dir.join("events.csv"),
+        &export::events_csv(&result.markers),
+    )?;
+    let mut files = vec![
+        "summary.json",
+        "timeseries.csv",
+        "events.csv",
+        "timeline.png",
+        "timeline.svg",
+    ];
     let panels = timeline::default_panels(&result.series);
     timeline::write(dir, &result.title, &result.series, &result.markers, &panels)
         .map_err(|e| Error::io(&dir.join("timeline.png"), e))?;
@@ -77,6 +93,7 @@ pub fn write_outputs(dir: &Path, result: &RunResult) -> Result<(), Error> {
             to,
         )
         .map_err(|e| Error::io(&dir.join("timeline-zoom.png"), e))?;
+        files.extend(["timeline-zoom.png", "timeline-zoom.svg"]);
     }
-    Ok(())
+    write_sidecar(dir, "run", produced_by, &files)
 }

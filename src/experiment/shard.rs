@@ -6,7 +6,7 @@
 use super::plan::{Kind, Plan, RunPoint};
 use super::sweep::{Shard, write_outputs};
 use super::{Error, create_dir, write_file};
-use crate::export::shard_json::{ShardFile, read_shard_json, shard_json};
+use crate::export::shard_json::{ShardFile, read_shard_json, runs_digest, shard_json};
 use crate::report::sweep::SweepReport;
 use std::path::{Path, PathBuf};
 
@@ -28,6 +28,7 @@ pub fn write(dir: &Path, plan: &Plan, shard: Shard, runs: Vec<RunPoint>) -> Resu
         shard: shard.index,
         of: shard.count,
         plan: plan.clone(),
+        runs_sha256: runs_digest(&runs),
         runs,
     };
     write_file(&p, &shard_json(&file))?;
@@ -102,7 +103,10 @@ fn shard_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     Ok(v)
 }
 
-/// Checks that `files` are the shards 0..N of one sweep and joins their runs in order.
+/// Checks that `files` are the shards 0..N of one sweep and joins their runs in order:
+/// each shard's runs match its digest and belong to its place in the plan, and all shards
+/// agree on everything that changes results (the plan, and with it the scenario file's
+/// digest, seed, overrides and brink's version).
 fn join(dir: &Path, files: &[&PathBuf]) -> Result<(Plan, Vec<RunPoint>), Error> {
     let bad = |msg: String| Error::Merge {
         dir: dir.display().to_string(),
@@ -111,36 +115,42 @@ fn join(dir: &Path, files: &[&PathBuf]) -> Result<(Plan, Vec<RunPoint>), Error> 
     let mut shards = Vec::new();
     for p in files {
         let text = std::fs::read_to_string(p).map_err(|e| unreadable(p, e))?;
-        let s = read_shard_json(&text)
-            .map_err(|e| bad(format!("{} is not a shard file: {e}", name_of(p))))?;
-        shards.push((name_of(p), s));
+        let name = name_of(p);
+        let s =
+            read_shard_json(&text).map_err(|e| bad(format!("{name} is not a shard file: {e}")))?;
+        check_shard(&name, &s).map_err(bad)?;
+        shards.push((name, s));
     }
     let (first_name, first) = &shards[0];
     let n = first.of;
-    let mut seen = vec![false; n as usize];
     for (name, s) in &shards {
-        if s.plan != first.plan || s.of != n {
+        if s.of != n {
             return Err(bad(format!(
-                "{name} belongs to another sweep than {first_name} (different scenario, settings or shard count); remove stale shard files"
+                "{name} is one of {} shards, {first_name} one of {n}: they are not one sweep; remove stale shard files",
+                s.of
             )));
         }
-        if s.shard >= n || std::mem::replace(&mut seen[s.shard as usize], true) {
+        if let Some(why) = disagreement(&first.plan, &s.plan) {
             return Err(bad(format!(
-                "{name}: shard {} of {n} is repeated or out of range",
-                s.shard
+                "{name} and {first_name} are not one sweep: {why}; remove stale shard files"
             )));
         }
     }
-    if let Some(k) = seen.iter().position(|x| !x) {
+    // Which of 0..N are here: at most as many as there are files, so a hand-edited N near
+    // 2^64 costs nothing.
+    let mut here: Vec<u64> = shards.iter().map(|(_, s)| s.shard).collect();
+    here.sort_unstable();
+    if let Some(w) = here.windows(2).find(|w| w[0] == w[1]) {
+        return Err(bad(format!("shard {} of {n} is repeated", w[0])));
+    }
+    if (here.len() as u64) < n {
+        let k = (0..)
+            .zip(&here)
+            .find(|(k, s)| k != *s)
+            .map_or(here.len() as u64, |(k, _)| k);
         return Err(bad(format!(
             "shard {k} of {n} is missing ({})",
-            file_name(
-                first.plan.kind,
-                Shard {
-                    index: k as u64,
-                    count: n
-                }
-            )
+            file_name(first.plan.kind, Shard { index: k, count: n })
         )));
     }
     let plan = first.plan.clone();
@@ -154,4 +164,61 @@ fn join(dir: &Path, files: &[&PathBuf]) -> Result<(Plan, Vec<RunPoint>), Error> 
         )));
     }
     Ok((plan, runs))
+}
+
+/// One shard on its own: its place in range, its runs matching their digest, and each run
+/// at its place in the plan (index K modulo N, within the plan).
+fn check_shard(name: &str, s: &ShardFile) -> Result<(), String> {
+    if s.of == 0 || s.shard >= s.of {
+        return Err(format!(
+            "{name}: shard {} of {} is out of range",
+            s.shard, s.of
+        ));
+    }
+    if runs_digest(&s.runs) != s.runs_sha256 {
+        return Err(format!(
+            "{name}: its runs do not match their digest (runs_sha256): they were edited or damaged after the shard was written; run the shard again"
+        ));
+    }
+    let total = s.plan.len();
+    if let Some(r) = s
+        .runs
+        .iter()
+        .find(|r| r.index >= total || r.index % s.of != s.shard)
+    {
+        return Err(format!(
+            "{name}: run {} does not belong in shard {} of {} (a shard holds the runs whose index is K modulo N, of {total}); it was moved from another shard",
+            r.index, s.shard, s.of
+        ));
+    }
+    Ok(())
+}
+
+/// Why two shards' plans are not one sweep's, in words; `None` when they are equal.
+fn disagreement(a: &Plan, b: &Plan) -> Option<String> {
+    if a == b {
+        return None;
+    }
+    let (p, q) = (&a.provenance, &b.provenance);
+    Some(if p.brink != q.brink {
+        format!("written by brink {} and brink {}", q.brink, p.brink)
+    } else if p.scenario != q.scenario || p.scenario_sha256 != q.scenario_sha256 {
+        format!(
+            "from different scenario files ({} sha256 {}..., {} sha256 {}...)",
+            q.scenario,
+            &q.scenario_sha256.get(..12).unwrap_or(""),
+            p.scenario,
+            &p.scenario_sha256.get(..12).unwrap_or("")
+        )
+    } else if p.seed != q.seed {
+        format!("run with seed {} and seed {}", q.seed, p.seed)
+    } else if p.overrides != q.overrides {
+        format!(
+            "run with different overrides ([{}] and [{}])",
+            q.overrides.join(", "),
+            p.overrides.join(", ")
+        )
+    } else {
+        "their sweep settings differ (measure, points, seeds, variants or trigger)".into()
+    })
 }

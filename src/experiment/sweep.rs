@@ -9,7 +9,7 @@ use super::measure::Gauge;
 use super::observe::{Observer, SweepOutcome, SweepWritten};
 use super::plan::{AxisPlan, Branch, CollapseTime, Kind, Plan, Run, RunPoint, Trace, VariantPlan};
 use super::search::Search;
-use super::{Error, create_dir, shard, write_file};
+use super::{Error, create_dir, shard, write_file, write_sidecar};
 use crate::engine::time::{SimTime, ns_to_secs, secs_to_ns};
 use crate::export;
 use crate::model::{self, RunResult, SimError};
@@ -188,6 +188,7 @@ impl Sweep {
                 Kind::Phase => Method::Grid,
             },
             settle_s: ns_to_secs(tipping.settle_ns),
+            provenance: base.provenance.clone(),
         };
         let sweep = Self {
             loader,
@@ -523,7 +524,8 @@ pub fn output_dir(out: &Path, plan: &Plan) -> PathBuf {
 }
 
 /// Writes a whole sweep's files into `dir`: `tipping.csv`, `tipping.json`,
-/// `tipping.png/.svg`, or `phase.csv`, `phase.png/.svg`. `runs` holds every run, in
+/// `tipping.png/.svg`, or `phase.csv`, `phase.json`, `phase.png/.svg`; then
+/// `<kind>.provenance.json`. `runs` holds every run, in
 /// (variant, value, seed, branch) order.
 pub fn write_outputs(dir: &Path, plan: &Plan, runs: &[Run]) -> Result<SweepReport, Error> {
     create_dir(dir)?;
@@ -546,5 +548,8 @@ pub fn write_outputs(dir: &Path, plan: &Plan, runs: &[Run]) -> Result<SweepRepor
             phase_plot::write_phase(dir, &map).map_err(|e| Error::io(&p, e))?;
         }
     }
+    let files = ["csv", "json", "png", "svg"].map(|ext| format!("{stem}.{ext}"));
+    let files: Vec<&str> = files.iter().map(String::as_str).collect();
+    write_sidecar(dir, stem, &plan.provenance, &files)?;
     Ok(r)
 }

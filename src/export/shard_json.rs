@@ -13,6 +13,16 @@ pub struct ShardFile {
     pub of: u64,
     pub plan: Plan,
     pub runs: Vec<RunPoint>,
+    /// SHA-256 of `runs` (their compact JSON, [`runs_digest`]): `brink merge` refuses a
+    /// shard whose runs were edited or mixed up since it was written. A check against
+    /// accidents and stale copies, not a signature: whoever edits the runs can recompute it.
+    pub runs_sha256: String,
+}
+
+/// The digest of a shard's runs: SHA-256 of their compact JSON, in hex.
+pub fn runs_digest(runs: &[RunPoint]) -> String {
+    let bytes = serde_json::to_vec(runs).expect("run points serialize to JSON");
+    crate::scenario::provenance::sha256_hex(&bytes)
 }
 
 /// The bytes of a shard file.

@@ -21,9 +21,23 @@ use crate::model::metrics::{
 use crate::report::phase::PhaseMap;
 use crate::report::sweep::{SweepReport, report};
 use crate::scenario::sweep::{Health, Method};
-use crate::scenario::{Column, Measure, Owner};
+use crate::scenario::{Column, Measure, Owner, Provenance};
 use indexmap::IndexMap;
 use std::path::PathBuf;
+
+/// A fixed provenance (a version that never changes), so that the golden files change only
+/// with their format.
+fn golden_provenance() -> Provenance {
+    Provenance {
+        brink: "0.0.0-golden".into(),
+        schema: crate::scenario::provenance::SCHEMA,
+        scenario: "golden".into(),
+        scenario_sha256: crate::scenario::provenance::sha256_hex(b"golden"),
+        seed: 11,
+        variant: None,
+        overrides: vec!["pool.server.workers=4".into()],
+    }
+}
 
 /// Compares `actual` with `tests/golden/export/<name>`, or records it with `BRINK_BLESS=1`.
 fn golden(name: &str, actual: &[u8]) {
@@ -237,6 +251,7 @@ fn tipping_plan() -> Plan {
         ],
         method: Method::Grid,
         settle_s: 0.0,
+        provenance: golden_provenance(),
     }
 }
 
@@ -297,6 +312,7 @@ fn phase_plan() -> Plan {
         }],
         method: Method::Grid,
         settle_s: 0.0,
+        provenance: golden_provenance(),
     }
 }
 
@@ -320,11 +336,14 @@ fn tipping_report() -> SweepReport {
 
 #[test]
 fn summary_json_golden() {
-    golden("summary.json", &summary_json(&summary()));
+    golden(
+        "summary.json",
+        &summary_json(&summary(), &golden_provenance()),
+    );
     // Without caches the key is left out, not written empty.
     let mut s = summary();
     s.caches.clear();
-    let text = String::from_utf8(summary_json(&s)).unwrap();
+    let text = String::from_utf8(summary_json(&s, &golden_provenance())).unwrap();
     assert!(!text.contains("\"caches\""), "{text}");
     assert!(!text.contains("\"calls\""), "{text}");
 }
@@ -359,7 +378,10 @@ fn summary_json_with_calls_golden() {
         ("db.redis".to_string(), call(Some(12.5), Some(64))),
         ("db.audit".to_string(), call(None, None)),
     ]);
-    golden("summary-calls.json", &summary_json(&s));
+    golden(
+        "summary-calls.json",
+        &summary_json(&s, &golden_provenance()),
+    );
 }
 
 #[test]
@@ -424,6 +446,7 @@ fn shard_json_golden_and_read_back() {
         shard: 1,
         of: 2,
         plan: plan.clone(),
+        runs_sha256: shard_json::runs_digest(&runs),
         runs: runs.clone(),
     };
     let bytes = shard_json(&file);
@@ -498,6 +521,7 @@ fn hysteresis_report() -> crate::report::hysteresis::HysteresisReport {
         seed: 11,
         overrides: vec!["hysteresis.steps=3".into(), "pool.server.workers=4".into()],
         points: points(&up, &down, Health::Above(0.8)),
+        produced_by: golden_provenance(),
     };
     r.detect();
     r
@@ -529,4 +553,33 @@ fn hysteresis_files_are_the_exported_bytes() {
     assert_eq!(read("hysteresis.json"), hysteresis_json(&r));
     assert!(read("hysteresis.svg").starts_with(b"<svg"));
     assert!(read("hysteresis.png").starts_with(b"\x89PNG"));
+}
+
+#[test]
+fn events_csv_golden() {
+    use crate::model::metrics::{Marker, MarkerKind};
+    let m = |kind, name: &str, label: &str, start_s, end_s| Marker {
+        kind,
+        name: name.into(),
+        label: label.into(),
+        start_s,
+        end_s,
+    };
+    let markers = [
+        m(MarkerKind::Event, "spike", "spike, 2x", 300.0, Some(360.5)),
+        m(MarkerKind::Event, "spike", "spike, 2x", 100.0, Some(160.5)),
+        m(
+            MarkerKind::Intervention,
+            "at",
+            "rate limit \"on\"",
+            100.0,
+            None,
+        ),
+    ];
+    let bytes = events_csv(&markers);
+    golden("events.csv", &bytes);
+    // Time order; a tie keeps the run's order (the event before the intervention).
+    let text = String::from_utf8(bytes).unwrap();
+    let starts: Vec<&str> = text.lines().skip(1).map(|l| &l[..5]).collect();
+    assert_eq!(starts, ["event", "inter", "event"]);
 }

@@ -192,6 +192,8 @@ impl TimeSeries {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Marker {
     pub kind: MarkerKind,
+    /// The event's NAME (`[event.NAME]`), or `at` for an `[[at]]` entry.
+    pub name: String,
     pub label: String,
     pub start_s: f64,
     pub end_s: Option<f64>,

@@ -75,6 +75,7 @@ pub fn markers(sc: &Scenario) -> Vec<Marker> {
         for at in occurrences(t, sc.duration) {
             out.push(Marker {
                 kind: MarkerKind::Event,
+                name: t.name.clone(),
                 label: t.label.clone(),
                 start_s: ns_to_secs(at),
                 end_s: Some(ns_to_secs(at.saturating_add(t.for_ns).min(sc.duration))),
@@ -84,6 +85,7 @@ pub fn markers(sc: &Scenario) -> Vec<Marker> {
     for iv in &sc.interventions {
         out.push(Marker {
             kind: MarkerKind::Intervention,
+            name: "at".into(),
             label: iv.label.clone(),
             start_s: ns_to_secs(iv.time),
             end_s: None,

@@ -4,6 +4,7 @@
 //! `hysteresis.json`, the console line and the picture all read this one report.
 
 use super::sweep::short;
+use crate::scenario::Provenance;
 use crate::scenario::sweep::Health;
 use serde::Serialize;
 
@@ -86,6 +87,8 @@ pub struct HysteresisReport {
     pub overrides: Vec<String>,
     /// The up-ramp's steps, then the down-ramp's.
     pub points: Vec<LoopPoint>,
+    /// What produced it (`brink_version`, `seed` and `overrides` above say it too).
+    pub produced_by: Provenance,
 }
 
 /// The first value going up whose measure is failed.

@@ -6,6 +6,7 @@
 pub use super::logistic::Logistic;
 pub use super::sweep_table::{headroom_rows, headroom_table, phase_table, short};
 use crate::experiment::plan::{Branch, CollapseTime, Plan, Run, threshold_fields};
+use crate::scenario::Provenance;
 use serde::Serialize;
 
 /// How a value behaves.
@@ -190,6 +191,8 @@ pub struct SweepReport {
     /// `adaptive` or `grid`.
     pub method: &'static str,
     pub variants: Vec<VariantTipping>,
+    /// What produced the sweep.
+    pub produced_by: Provenance,
 }
 
 /// Where a 0.5 crossing lies between `lo` (share `p_lo` <= 0.5) and `hi` (share `p_hi` >
@@ -321,6 +324,7 @@ pub fn report(plan: &Plan, runs: &[Run]) -> SweepReport {
         seeds: plan.seeds,
         method: plan.method.name(),
         variants,
+        produced_by: plan.provenance.clone(),
     }
 }
 

@@ -5,6 +5,7 @@
 use super::bundled::{self, Bundled};
 use super::error::{ScenarioError, toml_types};
 use super::overrides::{self, Override};
+use super::provenance::Provenance;
 use super::raw::RawScenario;
 use super::spec::{Config, Intervention, Scenario};
 use super::strict::Strict;
@@ -26,6 +27,8 @@ pub struct Loader {
     pub name: String,
     text: String,
     table: Table,
+    /// What the file's outputs record; seed, variant and overrides are filled per load.
+    provenance: Provenance,
 }
 
 impl Loader {
@@ -110,6 +113,7 @@ impl Loader {
         Ok(Self {
             file: file.into(),
             name: name.into(),
+            provenance: Provenance::of_text(name, &text),
             text,
             table,
         })
@@ -262,6 +266,15 @@ impl Loader {
             phase,
             collapse,
             hysteresis,
+            provenance: Provenance {
+                seed: meta.seed,
+                variant: variant.map(str::to_string),
+                overrides: sets
+                    .iter()
+                    .map(|o| format!("{}={}", o.path, o.value))
+                    .collect(),
+                ..self.provenance.clone()
+            },
         })
     }
 

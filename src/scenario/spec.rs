@@ -6,6 +6,7 @@ pub mod collapse;
 pub mod hysteresis;
 pub mod sweep;
 
+use super::provenance::Provenance;
 pub use super::raw::{
     Backoff, Balance, Completion, Discipline, Failure, Fanout, Jitter, Law, MissPolicy, ReadPref,
     ScaleIn, ScaleSignal,
@@ -53,6 +54,8 @@ pub struct Scenario {
     /// The `[hysteresis]` ramp, if the file (or an override) has the section; `brink
     /// hysteresis` supplies an empty one for the defaults.
     pub hysteresis: Option<Hysteresis>,
+    /// What produced it: file digest, seed, variant, overrides (recorded in outputs).
+    pub provenance: Provenance,
 }
 
 /// The parameters that interventions may change while a run goes on. The structure (which

@@ -14,6 +14,7 @@ mod load_shedding;
 mod mg1_laws;
 mod phase;
 mod populations;
+mod provenance;
 mod queueing;
 mod retries;
 mod retry_amplification;

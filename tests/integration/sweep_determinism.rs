@@ -83,15 +83,17 @@ fn jobs_do_not_change_the_outputs() {
 }
 
 /// A sharded sweep is a grid (an adaptive search cannot be split up front): its merged
-/// files equal those of the unsharded grid.
+/// files equal those of the unsharded grid run with the same overrides (the files record
+/// them).
 #[test]
 fn merged_shards_equal_the_unsharded_run() {
     let tmp = tempfile::tempdir().unwrap();
     let (whole, parts) = (tmp.path().join("whole"), tmp.path().join("parts"));
+    let grid = ["--set", "tipping.method=\"grid\""];
     for cmd in ["tipping", "phase"] {
-        sweep(cmd, &whole, &["--set", "tipping.method=\"grid\""]);
-        sweep(cmd, &parts, &["--shard", "1/2"]);
-        sweep(cmd, &parts, &["--shard", "0/2"]);
+        sweep(cmd, &whole, &grid);
+        sweep(cmd, &parts, &[&["--shard", "1/2"][..], &grid].concat());
+        sweep(cmd, &parts, &[&["--shard", "0/2"][..], &grid].concat());
     }
     // Shards write only their shard files.
     assert!(!parts.join("retry-storm/tipping.csv").exists());
