@@ -8,7 +8,7 @@
 //! their own random streams; [`super::splitting`] turns what they do into the mean time.
 
 use super::splitting::{LevelOutcome, Tally, mean_first_passage};
-use super::{Error, create_dir, write_file};
+use super::{Error, Outputs};
 use crate::engine::time::SimTime;
 use crate::model::Simulation;
 use crate::model::stepping::{Crossing, Level};
@@ -273,30 +273,20 @@ pub struct Provenance {
     pub overrides: Vec<String>,
 }
 
-/// The folder `collapse-time.json` goes to: `out/<scenario>/`.
-pub fn output_dir(out: &Path, sc: &Scenario) -> PathBuf {
-    super::run::output_dir(out, sc)
-}
-
-/// Writes `collapse-time.json` (the estimate with what produced it) and returns its path.
-pub fn write(
-    out: &Path,
-    sc: &Scenario,
-    prov: &Provenance,
-    est: &Estimate,
-) -> Result<PathBuf, Error> {
+/// Writes `dir/collapse-time.json` (the estimate with what produced it) and returns its
+/// path.
+pub fn write(dir: &Path, prov: &Provenance, est: &Estimate) -> Result<PathBuf, Error> {
     #[derive(Serialize)]
     struct File<'a> {
         produced_by: &'a Provenance,
         estimate: &'a Estimate,
     }
-    let dir = output_dir(out, sc);
-    create_dir(&dir)?;
-    let path = dir.join("collapse-time.json");
+    let out = Outputs::begin(dir, "collapse-time")?;
     let bytes = crate::export::pretty_json(&File {
         produced_by: prov,
         estimate: est,
     });
-    write_file(&path, &bytes)?;
-    Ok(path)
+    out.write("collapse-time.json", &bytes)?;
+    out.commit()?;
+    Ok(dir.join("collapse-time.json"))
 }
