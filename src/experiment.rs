@@ -10,6 +10,7 @@ pub mod all;
 pub mod collapse_time;
 pub mod hysteresis;
 pub mod measure;
+pub mod naming;
 pub mod new;
 pub mod observe;
 pub mod plan;
@@ -23,7 +24,9 @@ pub mod sweep;
 pub use observe::{Observer, Quiet, RunWritten, SweepOutcome, SweepWritten};
 
 use crate::model::SimError;
+use crate::report::files::FileSet;
 use crate::scenario::ScenarioError;
+use std::io::Write;
 use std::path::Path;
 
 /// Why an experiment failed. Bad input (exit code 2) is told apart from everything else.
@@ -129,21 +132,89 @@ pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     crate::report::write_atomic(path, bytes).map_err(|e| Error::io(path, e))
 }
 
-/// Writes `<command>.provenance.json` into `dir`: what produced the `files` a command
-/// wrote there, with the command line.
-pub(crate) fn write_sidecar(
-    dir: &Path,
-    command: &str,
-    produced_by: &crate::scenario::Provenance,
-    files: &[&str],
-) -> Result<(), Error> {
-    let sidecar = crate::scenario::provenance::Sidecar {
-        produced_by,
-        command: crate::scenario::provenance::command_line(),
-        files: files.iter().map(|f| f.to_string()).collect(),
-    };
-    write_file(
-        &dir.join(format!("{command}.provenance.json")),
-        &crate::export::sidecar_json(&sidecar),
-    )
+/// A set of output files (a run's, a sweep's): written into a staging folder, then swapped
+/// into its folder at once by [`commit`](Self::commit), so that the set appears whole or not
+/// at all ([`FileSet`]). Errors name the file as it will be, not its staged copy.
+pub(crate) struct Outputs {
+    set: FileSet,
+}
+
+impl Outputs {
+    /// Starts the set `name` (`run`, `tipping`, ...) of folder `dir`, creating it.
+    pub(crate) fn begin(dir: &Path, name: &str) -> Result<Self, Error> {
+        let set = FileSet::begin(dir, name).map_err(|e| Error::io(dir, e))?;
+        Ok(Self { set })
+    }
+
+    /// Also removes these files of the folder if this set does not write them.
+    pub(crate) fn replacing(self, names: &[&str]) -> Self {
+        Self {
+            set: self.set.replacing(names),
+        }
+    }
+
+    /// Writes (and syncs) one file of the set.
+    pub(crate) fn write(&self, name: &str, bytes: &[u8]) -> Result<(), Error> {
+        std::fs::File::create(self.set.stage().join(name))
+            .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
+            .map_err(|e| Error::io(&self.set.dir().join(name), e))
+    }
+
+    /// Draws files of the set with `draw`, given the folder to write them in; an error
+    /// names `name`, the first of them.
+    pub(crate) fn draw(
+        &self,
+        name: &str,
+        draw: impl FnOnce(&Path) -> std::io::Result<()>,
+    ) -> Result<(), Error> {
+        draw(self.set.stage()).map_err(|e| Error::io(&self.set.dir().join(name), os_cause(e)))
+    }
+
+    /// Writes `<command>.provenance.json`, last: what produced the set's files, with the
+    /// command line and the names of the files written so far.
+    pub(crate) fn sidecar(
+        &self,
+        command: &str,
+        produced_by: &crate::scenario::Provenance,
+    ) -> Result<(), Error> {
+        let stage = self.set.stage();
+        let mut files: Vec<String> = std::fs::read_dir(stage)
+            .map_err(|e| Error::io(self.set.dir(), e))?
+            .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+            .collect();
+        files.sort();
+        let sidecar = crate::scenario::provenance::Sidecar {
+            produced_by,
+            command: crate::scenario::provenance::command_line(),
+            files,
+        };
+        self.write(
+            &format!("{command}.provenance.json"),
+            &crate::export::sidecar_json(&sidecar),
+        )
+    }
+
+    /// Swaps the set in.
+    pub(crate) fn commit(self) -> Result<(), Error> {
+        let dir = self.set.dir().to_path_buf();
+        self.set.commit().map_err(|e| Error::io(&dir, e))?;
+        Ok(())
+    }
+}
+
+/// The operating system's error inside a drawing library's error, which carries it only as
+/// text (`backend error: ... "No space left on device (os error 28)"`): so that a full disk
+/// reads the same whichever file hit it.
+fn os_cause(e: std::io::Error) -> std::io::Error {
+    if e.raw_os_error().is_some() {
+        return e;
+    }
+    let text = e.to_string();
+    let code = text
+        .rsplit_once("(os error ")
+        .and_then(|(_, rest)| rest.split(')').next().and_then(|n| n.parse::<i32>().ok()));
+    match code {
+        Some(c) => std::io::Error::from_raw_os_error(c),
+        None => e,
+    }
 }

@@ -5,7 +5,8 @@ use brink::experiment::plan::{Kind, Plan};
 use brink::experiment::source::Source;
 use brink::experiment::sweep::{Shard, Sweep, Variants};
 use brink::experiment::{
-    Error, Observer, RunWritten, SweepOutcome, SweepWritten, all, collapse_time, new, run, shard,
+    Error, Observer, RunWritten, SweepOutcome, SweepWritten, all, collapse_time, naming, new, run,
+    shard,
 };
 use brink::report::sweep::{SweepReport, headroom_table, phase_table};
 use brink::scenario::{Loader, Override, Scenario};
@@ -45,6 +46,10 @@ enum Command {
         /// Apply a named [variant.NAME] of the scenario.
         #[arg(long)]
         variant: Option<String>,
+        /// The folder name of a run with overrides: its files go to
+        /// DIR/<scenario>/runs/NAME/ [default: derived from --seed and the --sets].
+        #[arg(long, value_parser = naming::check_name)]
+        name: Option<String>,
     },
     /// Validate scenario files without running them.
     Check {
@@ -83,6 +88,10 @@ enum Command {
         /// Apply a named [variant.NAME] of the scenario.
         #[arg(long)]
         variant: Option<String>,
+        /// The folder name of a run with overrides: its files go to
+        /// DIR/<scenario>/runs/NAME/ [default: derived from --seed and the --sets].
+        #[arg(long, value_parser = naming::check_name)]
+        name: Option<String>,
     },
     /// Join the shard files of `--shard` runs into the files one unsharded run writes.
     Merge {
@@ -107,6 +116,10 @@ enum Command {
         /// Apply a named [variant.NAME] of the scenario.
         #[arg(long)]
         variant: Option<String>,
+        /// The folder name of a run with overrides: its files go to
+        /// DIR/<scenario>/runs/NAME/ [default: derived from --seed and the --sets].
+        #[arg(long, value_parser = naming::check_name)]
+        name: Option<String>,
     },
     /// Run every scenario in the folder (its run and each variant's, its tipping sweep,
     /// its phase map) and write OUT/index.html. Incident replays (scenarios with a `case`)
@@ -174,6 +187,7 @@ struct SweepArgs {
 fn main() -> ExitCode {
     brink::scenario::provenance::record_command_line(std::env::args());
     let cli = Cli::parse();
+    clean_up_on_signals();
     match dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
@@ -198,14 +212,19 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             seed,
             sets,
             variant,
+            name,
         } => {
-            let sc = load(&file, variant.as_deref(), &sets, seed)?;
-            run::run_and_write(&sc, &out, &console)?;
+            let (sc, own_seed) = load(&file, variant.as_deref(), &sets, seed)?;
+            let dir = run_dir(&out, &sc, name, seed.filter(|s| *s != own_seed), &sets);
+            run::run_and_write(&sc, &dir, &console)?;
         }
         Command::Check { files } => {
             let mut bad = Vec::new();
             for f in &files {
-                match Loader::resolve(f).and_then(|l| Ok((all::check(&l)?, l.file))) {
+                let checked = Loader::resolve(f)
+                    .map_err(Error::from)
+                    .and_then(|l| Ok((all::check(&l)?, l.file)));
+                match checked {
                     Ok((n, file)) => println!("ok  {file} ({n} variants)"),
                     Err(e) => bad.push(e),
                 }
@@ -249,10 +268,26 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             seed,
             sets,
             variant,
+            name,
         } => {
             let loader = Loader::resolve(&file)?;
+            let own_seed = match seed {
+                Some(_) => {
+                    loader
+                        .load(variant.as_deref(), &overrides(&sets, None)?)?
+                        .seed
+                }
+                None => 0,
+            };
             let ramp = Ramp::prepare(loader, variant.as_deref(), overrides(&sets, seed)?)?;
-            let w = ramp.run_and_write(&out, &console)?;
+            let dir = run_dir(
+                &out,
+                ramp.scenario(),
+                name,
+                seed.filter(|s| *s != own_seed),
+                &sets,
+            );
+            let w = ramp.run_and_write(&dir, &console)?;
             eprintln!(
                 "{} hysteresis: {} steps each way in {:.1} s wall",
                 w.report.scenario, w.report.steps, w.wall_s
@@ -273,11 +308,13 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             seed,
             sets,
             variant,
+            name,
         } => {
-            let sc = load(&file, variant.as_deref(), &sets, seed)?;
+            let (sc, own_seed) = load(&file, variant.as_deref(), &sets, seed)?;
+            let dir = run_dir(&out, &sc, name, seed.filter(|s| *s != own_seed), &sets);
             let wall = Instant::now();
             let est = collapse_time::mean_time_to_collapse(&sc, sc.seed, &Default::default())?;
-            let path = collapse_time::write(&out, &sc, &est)?;
+            let path = collapse_time::write(&dir, &sc, &est)?;
             println!(
                 "mean time to collapse ({} >= {}): {} ({:.4e} s, 95% CI {:.3e} to {:.3e} s); p = {:.3e} per excursion, {} levels, {} events, {:.1} s",
                 est.level,
@@ -330,6 +367,24 @@ fn sweep(kind: Kind, a: &SweepArgs, console: &Console) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// On SIGINT or SIGTERM, removes the temporary files and folders of the outputs being
+/// written (a set being swapped in finishes first) and ends with 128 + the signal's number
+/// (130, 143), as a shell reports a process killed by it.
+fn clean_up_on_signals() {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        // Without the handler the default action ends the process; temporaries may remain.
+        return;
+    };
+    std::thread::spawn(move || {
+        if let Some(sig) = signals.forever().next() {
+            brink::report::files::remove_temporaries();
+            eprintln!("\nbrink: stopped by signal {sig}; no partial outputs were left");
+            std::process::exit(128 + sig);
+        }
+    });
+}
+
 /// Writes generated text to stdout; a reader that stops early (`| head`) is no error.
 fn print_text(text: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
@@ -340,15 +395,45 @@ fn print_text(text: &[u8]) -> std::io::Result<()> {
     }
 }
 
-/// The scenario of `brink run`: the file with a variant, `--set`s and `--seed`.
+/// The scenario of `brink run`: the file with a variant, `--set`s and `--seed`; and the
+/// seed it has without `--seed` (the scenario's own).
 fn load(
     file: &Path,
     variant: Option<&str>,
     sets: &[String],
     seed: Option<u64>,
-) -> anyhow::Result<Scenario> {
+) -> anyhow::Result<(Scenario, u64)> {
     let loader = Loader::resolve(file)?;
-    Ok(loader.load(variant, &overrides(sets, seed)?)?)
+    let sc = loader.load_run(variant, &overrides(sets, seed)?)?;
+    let own = match seed {
+        Some(_) => loader.load_run(variant, &overrides(sets, None)?)?.seed,
+        None => sc.seed,
+    };
+    Ok((sc, own))
+}
+
+/// The folder of a single run (`run`, `hysteresis`, `collapse-time`): the scenario's (or
+/// its variant's) folder, or, with `--name`, a seed other than the scenario's or any
+/// `--set`, `runs/NAME/` inside it.
+fn run_dir(
+    out: &Path,
+    sc: &Scenario,
+    name: Option<String>,
+    seed: Option<u64>,
+    sets: &[String],
+) -> PathBuf {
+    let base = run::output_dir(out, sc);
+    let typed: Vec<(String, String)> = sets
+        .iter()
+        .map(|s| {
+            let (p, v) = s.split_once('=').unwrap_or((s, ""));
+            (p.trim().to_string(), v.trim().to_string())
+        })
+        .collect();
+    match name.or_else(|| naming::derived_name(seed, &typed)) {
+        Some(n) => naming::runs_dir(&base, &n),
+        None => base,
+    }
 }
 
 /// The overrides of `--seed` and the `--set`s, in that order.

@@ -8,17 +8,29 @@ use super::source::Source;
 use super::sweep::{Sweep, Variants};
 use super::{Error, create_dir, run, write_file};
 use crate::export::{self, Section};
-use crate::scenario::{Loader, Scenario, ScenarioError};
+use crate::scenario::{Loader, Scenario};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
-/// Validates a scenario file as written and with each of its variants; returns the number
-/// of variants.
-pub fn check(loader: &Loader) -> Result<usize, ScenarioError> {
-    loader.load(None, &[])?;
+/// Validates a scenario file as written and with each of its variants, and its
+/// `[tipping]` and `[phase]` sections exactly as `brink tipping --all-variants` and
+/// `brink phase --all-variants` would before their first run (every variant at every swept
+/// value); returns the number of variants.
+pub fn check(loader: &Loader) -> Result<usize, Error> {
+    let base = loader.load(None, &[])?;
     let names = loader.variant_names();
     for v in &names {
         loader.load(Some(v), &[])?;
+    }
+    let every = Variants {
+        names: vec![],
+        all: true,
+    };
+    if base.tipping.is_some() {
+        Sweep::prepare(loader.clone(), Kind::Tipping, &every, vec![])?;
+    }
+    if base.phase.is_some() {
+        Sweep::prepare(loader.clone(), Kind::Phase, &every, vec![])?;
     }
     Ok(names.len())
 }
@@ -128,7 +140,9 @@ pub fn run_all(
             .with_max_len(1)
             .map(|t| {
                 let d = match t {
-                    Task::Run(sc) => run::run_and_write(sc, out, &Quiet).map(Done::Run),
+                    Task::Run(sc) => {
+                        run::run_and_write(sc, &run::output_dir(out, sc), &Quiet).map(Done::Run)
+                    }
                     Task::Sweep(s) => s.run_and_write(0, None, out, &Quiet).map(Done::Sweep),
                 };
                 obs.batch_progressed();

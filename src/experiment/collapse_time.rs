@@ -8,7 +8,7 @@
 //! their own random streams; [`super::splitting`] turns what they do into the mean time.
 
 use super::splitting::{LevelOutcome, Tally, mean_first_passage};
-use super::{Error, create_dir, write_file, write_sidecar};
+use super::{Error, Outputs};
 use crate::engine::time::SimTime;
 use crate::model::Simulation;
 use crate::model::stepping::{Crossing, Level};
@@ -261,13 +261,9 @@ impl Budget {
     }
 }
 
-/// The folder `collapse-time.json` goes to: `out/<scenario>/`.
-pub fn output_dir(out: &Path, sc: &Scenario) -> PathBuf {
-    super::run::output_dir(out, sc)
-}
-
-/// Writes `collapse-time.json` (the estimate with what produced it) and returns its path.
-pub fn write(out: &Path, sc: &Scenario, est: &Estimate) -> Result<PathBuf, Error> {
+/// Writes `dir/collapse-time.json` (the estimate with what produced it) and its sidecar;
+/// returns its path.
+pub fn write(dir: &Path, sc: &Scenario, est: &Estimate) -> Result<PathBuf, Error> {
     /// `produced_by` keeps its first field, `version` (brink's, as `brink` says too).
     #[derive(Serialize)]
     struct ProducedBy<'a> {
@@ -280,9 +276,7 @@ pub fn write(out: &Path, sc: &Scenario, est: &Estimate) -> Result<PathBuf, Error
         produced_by: ProducedBy<'a>,
         estimate: &'a Estimate,
     }
-    let dir = output_dir(out, sc);
-    create_dir(&dir)?;
-    let path = dir.join("collapse-time.json");
+    let out = Outputs::begin(dir, "collapse-time")?;
     let bytes = crate::export::pretty_json(&File {
         produced_by: ProducedBy {
             version: &sc.provenance.brink,
@@ -290,12 +284,8 @@ pub fn write(out: &Path, sc: &Scenario, est: &Estimate) -> Result<PathBuf, Error
         },
         estimate: est,
     });
-    write_file(&path, &bytes)?;
-    write_sidecar(
-        &dir,
-        "collapse-time",
-        &sc.provenance,
-        &["collapse-time.json"],
-    )?;
-    Ok(path)
+    out.write("collapse-time.json", &bytes)?;
+    out.sidecar("collapse-time", &sc.provenance)?;
+    out.commit()?;
+    Ok(dir.join("collapse-time.json"))
 }

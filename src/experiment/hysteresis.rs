@@ -8,7 +8,7 @@
 
 use super::observe::Observer;
 use super::sweep::{measure_window, settle_whole_numbers};
-use super::{Error, create_dir, run, write_file, write_sidecar};
+use super::{Error, Outputs};
 use crate::engine::time::SimTime;
 use crate::export;
 use crate::model::Simulation;
@@ -216,19 +216,19 @@ impl Ramp {
         Ok(report)
     }
 
-    /// Runs the ramp and writes its files into `OUT/<scenario>/` (or
-    /// `OUT/<scenario>/variants/<V>/`).
+    /// Runs the ramp and writes its files into `dir`: `OUT/<scenario>/` (or
+    /// `OUT/<scenario>/variants/<V>/`, [`super::run::output_dir`]), or a folder of its own for a
+    /// ramp with overrides ([`super::naming`]).
     pub fn run_and_write(
         &self,
-        out: &Path,
+        dir: &Path,
         obs: &dyn Observer,
     ) -> Result<HysteresisWritten, Error> {
         let start = Instant::now();
         let report = self.run(obs)?;
-        let dir = run::output_dir(out, &self.scenario);
-        write_outputs(&dir, &report)?;
+        write_outputs(dir, &report)?;
         Ok(HysteresisWritten {
-            dir,
+            dir: dir.to_path_buf(),
             wall_s: start.elapsed().as_secs_f64(),
             report,
         })
@@ -286,22 +286,12 @@ fn ramp_sets(sets: &[Override], tipping: &Tipping, h: &Hysteresis, axis: &Axis) 
 /// Writes a loop's files into `dir`: `hysteresis.csv`, `hysteresis.json`,
 /// `hysteresis.png/.svg`.
 pub fn write_outputs(dir: &Path, report: &HysteresisReport) -> Result<(), Error> {
-    create_dir(dir)?;
-    write_file(&dir.join("hysteresis.csv"), &export::hysteresis_csv(report))?;
-    write_file(
-        &dir.join("hysteresis.json"),
-        &export::hysteresis_json(report),
-    )?;
-    hysteresis_plot::write(dir, report).map_err(|e| Error::io(&dir.join("hysteresis.png"), e))?;
-    write_sidecar(
-        dir,
-        "hysteresis",
-        &report.produced_by,
-        &[
-            "hysteresis.csv",
-            "hysteresis.json",
-            "hysteresis.png",
-            "hysteresis.svg",
-        ],
-    )
+    let out = Outputs::begin(dir, "hysteresis")?;
+    out.write("hysteresis.csv", &export::hysteresis_csv(report))?;
+    out.write("hysteresis.json", &export::hysteresis_json(report))?;
+    out.draw("hysteresis.png", |stage| {
+        hysteresis_plot::write(stage, report)
+    })?;
+    out.sidecar("hysteresis", &report.produced_by)?;
+    out.commit()
 }

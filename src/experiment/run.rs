@@ -3,7 +3,7 @@
 //! and `run.provenance.json`.
 
 use super::observe::{Observer, RunWritten};
-use super::{Error, create_dir, write_file, write_sidecar};
+use super::{Error, Outputs};
 use crate::export;
 use crate::model::{self, RunResult, Simulation};
 use crate::report::timeline;
@@ -27,19 +27,19 @@ pub fn simulate(sc: &Scenario) -> Result<RunResult, Error> {
     Ok(model::run(sc, 0)?)
 }
 
-/// Runs `sc` once (run index 0) and writes its files into [`output_dir`]; `obs` hears the
+/// Runs `sc` once (run index 0) and writes its files into `dir` (its [`output_dir`], or
+/// a folder of its own for a run with overrides, [`super::naming`]); `obs` hears the
 /// progress and the files written.
-pub fn run_and_write(sc: &Scenario, out: &Path, obs: &dyn Observer) -> Result<RunWritten, Error> {
+pub fn run_and_write(sc: &Scenario, dir: &Path, obs: &dyn Observer) -> Result<RunWritten, Error> {
     let simulated_ns = Arc::new(AtomicU64::new(0));
     obs.run_started(sc, &simulated_ns);
     let result = Simulation::new(sc, 0).with_progress(simulated_ns).run();
     obs.run_stopped();
     let result = result?;
-    let dir = output_dir(out, sc);
-    write_outputs(&dir, &sc.provenance, &result)?;
+    write_outputs(dir, &sc.provenance, &result)?;
     let written = RunWritten {
         scenario: sc.name.clone(),
-        dir,
+        dir: dir.to_path_buf(),
         events: result.summary.events,
         completed: result
             .summary
@@ -53,47 +53,46 @@ pub fn run_and_write(sc: &Scenario, out: &Path, obs: &dyn Observer) -> Result<Ru
     Ok(written)
 }
 
-/// Writes a run's files into `dir` (created if needed), `run.provenance.json` last.
+/// The files of a run that has a zoom window; a run without one removes a previous run's.
+const ZOOM_FILES: [&str; 2] = ["timeline-zoom.png", "timeline-zoom.svg"];
+
+/// Writes a run's files into `dir` (created if needed), all together or none;
+/// `run.provenance.json` last.
 pub fn write_outputs(
     dir: &Path,
     produced_by: &Provenance,
     result: &RunResult,
 ) -> Result<(), Error> {
-    create_dir(dir)?;
-    write_file(
-        &dir.join("summary.json"),
+    let out = Outputs::begin(dir, "run")?.replacing(&ZOOM_FILES);
+    out.write(
+        "summary.json",
         &export::summary_json(&result.summary, produced_by),
     )?;
-    write_file(
-        &dir.join("timeseries.csv"),
-        &export::timeseries_csv(&result.series),
-    )?;
-    write_file(
-        &dir.join("events.csv"),
-        &export::events_csv(&result.markers),
-    )?;
-    let mut files = vec![
-        "summary.json",
-        "timeseries.csv",
-        "events.csv",
-        "timeline.png",
-        "timeline.svg",
-    ];
+    out.write("timeseries.csv", &export::timeseries_csv(&result.series))?;
+    out.write("events.csv", &export::events_csv(&result.markers))?;
     let panels = timeline::default_panels(&result.series);
-    timeline::write(dir, &result.title, &result.series, &result.markers, &panels)
-        .map_err(|e| Error::io(&dir.join("timeline.png"), e))?;
-    if let Some((from, to)) = result.zoom {
-        timeline::write_window(
-            dir,
-            "timeline-zoom",
+    out.draw("timeline.png", |stage| {
+        timeline::write(
+            stage,
             &result.title,
             &result.series,
             &result.markers,
-            from,
-            to,
+            &panels,
         )
-        .map_err(|e| Error::io(&dir.join("timeline-zoom.png"), e))?;
-        files.extend(["timeline-zoom.png", "timeline-zoom.svg"]);
+    })?;
+    if let Some((from, to)) = result.zoom {
+        out.draw(ZOOM_FILES[0], |stage| {
+            timeline::write_window(
+                stage,
+                "timeline-zoom",
+                &result.title,
+                &result.series,
+                &result.markers,
+                from,
+                to,
+            )
+        })?;
     }
-    write_sidecar(dir, "run", produced_by, &files)
+    out.sidecar("run", produced_by)?;
+    out.commit()
 }

@@ -9,7 +9,7 @@ use super::measure::Gauge;
 use super::observe::{Observer, SweepOutcome, SweepWritten};
 use super::plan::{AxisPlan, Branch, CollapseTime, Kind, Plan, Run, RunPoint, Trace, VariantPlan};
 use super::search::Search;
-use super::{Error, create_dir, shard, write_file, write_sidecar};
+use super::{Error, Outputs, shard};
 use crate::engine::time::{SimTime, ns_to_secs, secs_to_ns};
 use crate::export;
 use crate::model::{self, RunResult, SimError};
@@ -528,28 +528,24 @@ pub fn output_dir(out: &Path, plan: &Plan) -> PathBuf {
 /// `<kind>.provenance.json`. `runs` holds every run, in
 /// (variant, value, seed, branch) order.
 pub fn write_outputs(dir: &Path, plan: &Plan, runs: &[Run]) -> Result<SweepReport, Error> {
-    create_dir(dir)?;
     let stem = plan.kind.stem();
+    let out = Outputs::begin(dir, stem)?;
     let r = sweep::report(plan, runs);
-    write_file(
-        &dir.join(format!("{stem}.csv")),
-        &export::sweep_csv(plan, runs),
-    )?;
-    let p = dir.join(format!("{stem}.png"));
+    out.write(&format!("{stem}.csv"), &export::sweep_csv(plan, runs))?;
+    let png = format!("{stem}.png");
     match plan.kind {
         Kind::Tipping => {
-            write_file(&dir.join("tipping.json"), &export::tipping_json(&r))?;
-            sweep_plot::write_tipping(dir, &r).map_err(|e| Error::io(&p, e))?;
+            out.write("tipping.json", &export::tipping_json(&r))?;
+            out.draw(&png, |stage| sweep_plot::write_tipping(stage, &r))?;
         }
         Kind::Phase => {
             // and `phase.json`: the report with both operating values and the grid.
             let map = PhaseMap::new(plan, &r);
-            write_file(&dir.join("phase.json"), &export::phase_json(&map))?;
-            phase_plot::write_phase(dir, &map).map_err(|e| Error::io(&p, e))?;
+            out.write("phase.json", &export::phase_json(&map))?;
+            out.draw(&png, |stage| phase_plot::write_phase(stage, &map))?;
         }
     }
-    let files = ["csv", "json", "png", "svg"].map(|ext| format!("{stem}.{ext}"));
-    let files: Vec<&str> = files.iter().map(String::as_str).collect();
-    write_sidecar(dir, stem, &plan.provenance, &files)?;
+    out.sidecar(stem, &plan.provenance)?;
+    out.commit()?;
     Ok(r)
 }

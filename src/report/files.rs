@@ -1,7 +1,78 @@
-//! Atomic file writes: write a temporary sibling, then rename over the target.
+//! Writing outputs so that a reader never sees half of them: single files through a
+//! temporary sibling renamed over the target, sets of files (a run's, a sweep's) through a
+//! staging folder whose files are swapped in together ([`FileSet`]), and every temporary
+//! name registered so that a signal handler can remove them ([`remove_temporaries`]).
+//!
+//! # Swapping a set in, and what each failure leaves
+//!
+//! A set is written into `DIR/.tmp-<pid>-<n>-<name>/` (the *stage*), every file complete
+//! and synced, before anything in `DIR` changes. [`FileSet::commit`] then, holding the
+//! registry's lock (so that a signal waits for it):
+//! 1. moves every file of the previous set (the names written now, and the names this set
+//!    may replace, see [`FileSet::replacing`]) from `DIR` aside into `STAGE/.old/`;
+//! 2. moves every new file from the stage into `DIR`;
+//! 3. removes the stage with the old files.
+//!
+//! A failure in 1 or 2 moves back what had moved (new files out, old files in) and reports
+//! the error: `DIR` holds the previous set as it was. A failure in 3 leaves the new set in
+//! place and only litter, which is reported too. Anything else in `DIR` (other commands'
+//! files, the `variants/` and `runs/` folders) is never touched, which is why the unit
+//! swapped is a set of files and not the folder.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+/// The temporary files and folders alive now; [`remove_temporaries`] removes them.
+static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+/// Set once the process is ending on a signal: nothing new may be created.
+static CLOSING: AtomicBool = AtomicBool::new(false);
+/// Tells apart the stages of one process (`brink all` writes many at once).
+static STAGES: AtomicU64 = AtomicU64::new(0);
+
+fn live() -> MutexGuard<'static, Vec<PathBuf>> {
+    LIVE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Creates a temporary file or folder with `create` and registers it, both under the
+/// registry's lock, so that a signal cannot come between the two and leave it behind.
+fn register(path: &Path, create: impl FnOnce() -> std::io::Result<()>) -> std::io::Result<()> {
+    let mut live = live();
+    if CLOSING.load(Ordering::SeqCst) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::Interrupted,
+            "brink is stopping on a signal",
+        ));
+    }
+    create()?;
+    live.push(path.to_path_buf());
+    Ok(())
+}
+
+fn unregister(path: &Path) {
+    live().retain(|p| p != path);
+}
+
+/// Removes every temporary file and folder still registered and keeps anything new from
+/// being created; for a signal handler, which then ends the process. It waits for a set
+/// being swapped in to finish (the swap holds the same lock), so a set is either wholly in
+/// place or not at all. Returns how many it removed.
+pub fn remove_temporaries() -> usize {
+    let live = live();
+    CLOSING.store(true, Ordering::SeqCst);
+    for p in live.iter() {
+        let _ = if p.is_dir() {
+            std::fs::remove_dir_all(p)
+        } else {
+            std::fs::remove_file(p)
+        };
+    }
+    let n = live.len();
+    // Held until the process ends: a writer still running blocks rather than create.
+    std::mem::forget(live);
+    n
+}
 
 /// The temporary sibling used while `path` is written; it keeps the extension so that
 /// writers choosing a format by extension (PNG) still work.
@@ -13,18 +84,29 @@ pub fn temp_path(path: &Path) -> PathBuf {
     path.with_file_name(format!(".tmp-{}-{name}", std::process::id()))
 }
 
+/// Creates `tmp`, registered, and writes and syncs `bytes` into it.
+fn write_temp(tmp: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut file = None;
+    register(tmp, || {
+        file = Some(std::fs::File::create(tmp)?);
+        Ok(())
+    })?;
+    let mut f = file.ok_or_else(|| std::io::Error::other("temporary file not created"))?;
+    f.write_all(bytes)?;
+    f.sync_all()
+}
+
+/// Removes `tmp` (if there) and forgets it.
+fn discard(tmp: &Path) {
+    let _ = std::fs::remove_file(tmp);
+    unregister(tmp);
+}
+
 /// Writes `bytes` to `path` atomically.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let tmp = temp_path(path);
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
+    let result = write_temp(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
+    discard(&tmp);
     result
 }
 
@@ -38,21 +120,15 @@ pub fn write_new_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         return Err(exists());
     }
     let tmp = temp_path(path);
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        match std::fs::hard_link(&tmp, path) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(e),
-            Err(_) if path.exists() => Err(exists()),
-            // No hard links on this file system: checked above, now renamed.
-            Err(_) => std::fs::rename(&tmp, path),
-        }
-    })();
+    let result = write_temp(&tmp, bytes).and_then(|()| match std::fs::hard_link(&tmp, path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(e),
+        Err(_) if path.exists() => Err(exists()),
+        // No hard links on this file system: checked above, now renamed.
+        Err(_) => std::fs::rename(&tmp, path),
+    });
     // Gone already after a rename; the link's other name otherwise.
-    let _ = std::fs::remove_file(&tmp);
+    discard(&tmp);
     result
 }
 
@@ -62,11 +138,183 @@ where
     F: FnOnce(&Path) -> std::io::Result<()>,
 {
     let tmp = temp_path(path);
-    match write(&tmp).and_then(|_| std::fs::rename(&tmp, path)) {
-        Ok(()) => Ok(()),
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
+    let result = register(&tmp, || Ok(()))
+        .and_then(|()| write(&tmp))
+        .and_then(|()| std::fs::rename(&tmp, path));
+    discard(&tmp);
+    result
+}
+
+/// A set of files written together into a staging folder and swapped into their folder
+/// at once by [`commit`](Self::commit) (see the module doc for each step's failure).
+/// Dropped without a commit, it removes the stage: the folder is left as it was.
+#[derive(Debug)]
+pub struct FileSet {
+    dir: PathBuf,
+    stage: PathBuf,
+    replacing: Vec<String>,
+}
+
+impl FileSet {
+    /// Creates `dir` (and its parents) if needed and an empty stage inside it, named
+    /// `.tmp-<pid>-<n>-<name>`.
+    pub fn begin(dir: &Path, name: &str) -> std::io::Result<Self> {
+        std::fs::create_dir_all(dir)?;
+        let n = STAGES.fetch_add(1, Ordering::Relaxed);
+        let stage = dir.join(format!(".tmp-{}-{n}-{name}", std::process::id()));
+        register(&stage, || std::fs::create_dir(&stage))?;
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            stage,
+            replacing: Vec::new(),
+        })
+    }
+
+    /// Also removes these files of `dir` on commit when this set does not write them (a
+    /// previous run's `timeline-zoom.png` when this run has no zoom window).
+    pub fn replacing(mut self, names: &[&str]) -> Self {
+        self.replacing = names.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    /// The folder the set goes to.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The staging folder: write the set's files here.
+    pub fn stage(&self) -> &Path {
+        &self.stage
+    }
+
+    /// Swaps the staged files into the folder, replacing the previous set; returns the
+    /// names swapped in, sorted.
+    pub fn commit(self) -> std::io::Result<Vec<String>> {
+        let mut names: Vec<String> = std::fs::read_dir(&self.stage)?
+            .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+            .collect::<Result<_, _>>()?;
+        names.retain(|n| !n.starts_with('.'));
+        names.sort();
+        let mut old: Vec<&String> = names.iter().chain(&self.replacing).collect();
+        old.dedup();
+        let aside = self.stage.join(".old");
+        let _lock = live();
+        std::fs::create_dir(&aside)?;
+        let mut moved_aside = Vec::new();
+        let mut moved_in = Vec::new();
+        let swap = (|| {
+            for n in old {
+                let p = self.dir.join(n);
+                if p.symlink_metadata().is_ok() {
+                    std::fs::rename(&p, aside.join(n))?;
+                    moved_aside.push(n);
+                }
+            }
+            for n in &names {
+                std::fs::rename(self.stage.join(n), self.dir.join(n))?;
+                moved_in.push(n);
+            }
+            Ok(())
+        })();
+        if let Err(e) = swap {
+            for n in moved_in {
+                let _ = std::fs::rename(self.dir.join(n), self.stage.join(n));
+            }
+            for n in moved_aside {
+                let _ = std::fs::rename(aside.join(n), self.dir.join(n));
+            }
+            return Err(e);
         }
+        // Best effort: the renames reach the disk with the folder's metadata.
+        if let Ok(d) = std::fs::File::open(&self.dir) {
+            let _ = d.sync_all();
+        }
+        Ok(names)
+    }
+}
+
+impl Drop for FileSet {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.stage);
+        unregister(&self.stage);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_set_replaces_the_previous_one_and_nothing_else() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("sc");
+        std::fs::create_dir_all(dir.join("variants/v")).unwrap();
+        std::fs::write(dir.join("variants/v/summary.json"), "v").unwrap();
+        std::fs::write(dir.join("tipping.csv"), "other command").unwrap();
+        std::fs::write(dir.join("summary.json"), "old").unwrap();
+        std::fs::write(dir.join("zoom.png"), "old zoom").unwrap();
+        let set = FileSet::begin(&dir, "run")
+            .unwrap()
+            .replacing(&["zoom.png"]);
+        std::fs::write(set.stage().join("summary.json"), "new").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.join("summary.json")).unwrap(),
+            "old"
+        );
+        assert_eq!(set.commit().unwrap(), ["summary.json"]);
+        assert_eq!(names(&dir), ["summary.json", "tipping.csv", "variants"]);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("summary.json")).unwrap(),
+            "new"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("variants/v/summary.json")).unwrap(),
+            "v"
+        );
+    }
+
+    #[test]
+    fn a_set_dropped_unfinished_leaves_the_folder_as_it_was() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("summary.json"), "old").unwrap();
+        let set = FileSet::begin(tmp.path(), "run").unwrap();
+        std::fs::write(set.stage().join("summary.json"), "half").unwrap();
+        drop(set);
+        assert_eq!(names(tmp.path()), ["summary.json"]);
+        assert_eq!(
+            std::fs::read_to_string(tmp.path().join("summary.json")).unwrap(),
+            "old"
+        );
+    }
+
+    #[test]
+    fn a_failed_swap_puts_the_previous_set_back() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        std::fs::write(dir.join("a.csv"), "old a").unwrap();
+        // `sub/b.csv` cannot be moved aside (no `sub` in the stage's `.old`): the swap
+        // fails after `a.csv` has moved.
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        std::fs::write(dir.join("sub/b.csv"), "old b").unwrap();
+        let set = FileSet::begin(dir, "run")
+            .unwrap()
+            .replacing(&["sub/b.csv"]);
+        std::fs::write(set.stage().join("a.csv"), "new a").unwrap();
+        assert!(set.commit().is_err());
+        assert_eq!(names(dir), ["a.csv", "sub"]);
+        assert_eq!(std::fs::read_to_string(dir.join("a.csv")).unwrap(), "old a");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("sub/b.csv")).unwrap(),
+            "old b"
+        );
     }
 }

@@ -138,17 +138,39 @@ impl Loader {
     }
 
     /// Builds the validated scenario with an optional variant and overrides (applied after
-    /// the variant, in order).
+    /// the variant, in order), its `[tipping]`, `[phase]` and `[hysteresis]` sections
+    /// validated for the sweeps and ramps that use them.
     pub fn load(
         &self,
         variant: Option<&str>,
         sets: &[Override],
     ) -> Result<Scenario, ScenarioError> {
+        self.load_for(variant, sets, Sections::Sweeps)
+    }
+
+    /// The scenario of a single run: as [`load`](Self::load), but the `[tipping]`,
+    /// `[phase]` and `[hysteresis]` sections are only read, not validated, and left out
+    /// (`None`): a run does not use their windows, so a `--set` that moves the trigger
+    /// must not fail it on them (`brink check` and the sweeps validate them).
+    pub fn load_run(
+        &self,
+        variant: Option<&str>,
+        sets: &[Override],
+    ) -> Result<Scenario, ScenarioError> {
+        self.load_for(variant, sets, Sections::Run)
+    }
+
+    fn load_for(
+        &self,
+        variant: Option<&str>,
+        sets: &[Override],
+        sections: Sections,
+    ) -> Result<Scenario, ScenarioError> {
         // Every variant names only entries the file defines, chosen or not: the names are
         // known without applying it.
         for v in self.variant_names() {
-            for (path, _) in self.variant_set(&v) {
-                target(&self.table, &path, Scope::Setup)
+            for (path, value) in self.variant_set(&v) {
+                target(&self.table, &path, &value, Scope::Setup)
                     .and_then(|()| overrides::check_depth(&path))
                     .map_err(|msg| ScenarioError::Invalid {
                         place: self.variant_place(&v),
@@ -196,11 +218,19 @@ impl Loader {
         let (raw, meta, config) = self.build(&table, &origins)?;
         validate::starting_fleet(&config)
             .map_err(|(path, msg)| self.invalid(&path, &msg, &origins))?;
-        let (tipping, phase) = validate::tipping(&raw, &table, &config, meta.duration)
-            .map_err(|(path, msg)| self.invalid(&path, &msg, &origins))?;
+        let (tipping, phase, hysteresis) = match sections {
+            Sections::Run => (None, None, None),
+            Sections::Sweeps => {
+                let (tipping, phase) = validate::tipping(&raw, &table, &config, meta.duration)
+                    .map_err(|(path, msg)| {
+                        self.invalid_window(&path, &msg, &origins, &raw.tipping)
+                    })?;
+                let hysteresis = validate::hysteresis(&raw, tipping.as_ref())
+                    .map_err(|(path, msg)| self.invalid(&path, &msg, &origins))?;
+                (tipping, phase, hysteresis)
+            }
+        };
         let collapse = validate::collapse(&raw, &config)
-            .map_err(|(path, msg)| self.invalid(&path, &msg, &origins))?;
-        let hysteresis = validate::hysteresis(&raw, tipping.as_ref())
             .map_err(|(path, msg)| self.invalid(&path, &msg, &origins))?;
         let config = Arc::new(config);
         let mut interventions = Vec::new();
@@ -305,7 +335,7 @@ impl Loader {
         origin: &str,
         scope: Scope,
     ) -> Result<(), ScenarioError> {
-        target(table, path, scope)
+        target(table, path, &value, scope)
             .and_then(|()| overrides::apply(table, path, value))
             .map_err(|msg| ScenarioError::Invalid {
                 place: origin.to_string(),
@@ -367,6 +397,38 @@ impl Loader {
         }
     }
 
+    /// An error of the `[tipping]` checks. The measuring window (`tipping.settle`) starts
+    /// where the trigger events end, so an override that moves them (a phase map's axis
+    /// over `event.slowdown.for`), the run's length or the metrics step is to blame before
+    /// any other: the last such override, else as [`invalid`](Self::invalid) places it.
+    fn invalid_window(
+        &self,
+        path: &str,
+        msg: &str,
+        origins: &[(String, String)],
+        tipping: &Option<super::raw::RawTipping>,
+    ) -> ScenarioError {
+        let mut moves = vec!["duration".to_string(), "metrics.step".to_string()];
+        for name in tipping.iter().flat_map(|t| &t.trigger) {
+            for key in ["at", "for", "every"] {
+                moves.push(format!("event.{name}.{key}"));
+            }
+        }
+        let mover = origins.iter().rev().find(|(p, _)| {
+            moves
+                .iter()
+                .any(|m| p == m || m.starts_with(&format!("{p}.")))
+        });
+        match mover {
+            Some((_, origin)) if path == "tipping.settle" => ScenarioError::Invalid {
+                place: origin.clone(),
+                path: path.into(),
+                msg: msg.into(),
+            },
+            _ => self.invalid(path, msg, origins),
+        }
+    }
+
     /// An error about `path` placed like the loader's own: in the file, or at the last of
     /// `sets` that assigned it (for checks made after loading, e.g. by sweeps).
     pub fn problem(&self, path: &str, msg: &str, sets: &[Override]) -> ScenarioError {
@@ -396,6 +458,15 @@ impl Loader {
     }
 }
 
+/// Which sections a load validates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sections {
+    /// A single run's: the sweep sections are left out.
+    Run,
+    /// Every section, for the sweeps and ramps.
+    Sweeps,
+}
+
 /// Where an assignment is made: before the run (a variant, `--set`, a sweep) or during it
 /// (an `[[at]]` intervention).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -413,10 +484,26 @@ const NAMED: [(&str, &str); 4] = [
 ];
 
 /// Refuses an assignment to `path` that would create a named entry `table` does not
-/// define (`pool.dbb.workers`, a typo of `db`) or would have no effect where it is made.
-fn target(table: &Table, path: &str, scope: Scope) -> Result<(), String> {
+/// define (`pool.dbb.workers`, a typo of `db`, or the whole section at once,
+/// `pool = { dbb = {...} }`) or would have no effect where it is made.
+fn target(table: &Table, path: &str, value: &Value, scope: Scope) -> Result<(), String> {
     let segs: Vec<&str> = path.split('.').collect();
     let first = segs[0];
+    if let (Some(_), [_], Value::Table(entries)) = (
+        NAMED.iter().find(|(s, _)| *s == first),
+        segs.as_slice(),
+        value,
+    ) {
+        // A whole section is assigned: each entry it names must be one the file defines.
+        for name in entries.keys() {
+            target(
+                table,
+                &format!("{first}.{name}"),
+                &Value::Boolean(true),
+                scope,
+            )?;
+        }
+    }
     if first == "variant" {
         return Err(
             "variants are chosen with --variant before any setting applies; setting one has no effect"

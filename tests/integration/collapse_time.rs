@@ -171,9 +171,13 @@ fn same_seed_same_bytes() {
     let mut bytes = Vec::new();
     for out in ["a", "b"] {
         let out = dir.path().join(out);
-        let o = collapse_time(&file, &out, &["--seed", "4", "--set", "collapse.step=2"]);
+        let o = collapse_time(
+            &file,
+            &out,
+            &["--seed", "4", "--set", "collapse.step=2", "--name", "t"],
+        );
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        bytes.push(std::fs::read(out.join("mm1").join("collapse-time.json")).unwrap());
+        bytes.push(std::fs::read(out.join("mm1/runs/t/collapse-time.json")).unwrap());
     }
     assert_eq!(bytes[0], bytes[1]);
     let text = String::from_utf8(bytes.remove(0)).unwrap();

@@ -8,6 +8,8 @@ fn run_cli(out: &std::path::Path, extra: &[&str]) {
         .args(["run", "scenarios/retry-storm.toml", "--out"])
         .arg(out)
         .args(extra)
+        // A run with overrides writes into a folder of its own, named here.
+        .args(["--name", "run"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .status()
         .unwrap();
@@ -15,7 +17,7 @@ fn run_cli(out: &std::path::Path, extra: &[&str]) {
 }
 
 fn read(dir: &std::path::Path, file: &str) -> Vec<u8> {
-    std::fs::read(dir.join("retry-storm").join(file)).unwrap()
+    std::fs::read(dir.join("retry-storm/runs/run").join(file)).unwrap()
 }
 
 #[test]
@@ -59,7 +61,7 @@ fn same_seed_and_overrides_give_identical_bytes() {
         assert!(!read(&a, f).is_empty());
     }
     // No temporary files are left behind.
-    let leftovers: Vec<_> = std::fs::read_dir(a.join("retry-storm"))
+    let leftovers: Vec<_> = std::fs::read_dir(a.join("retry-storm/runs/run"))
         .unwrap()
         .filter_map(|e| e.ok())
         .filter(|e| e.file_name().to_string_lossy().starts_with(".tmp"))

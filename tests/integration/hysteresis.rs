@@ -54,10 +54,12 @@ fn retry_storm_collapses_near_capacity_and_recovers_near_capacity_over_attempts(
                 "hysteresis.steps=111",
                 "--set",
                 "hysteresis.dwell=5m",
+                "--name",
+                "t",
             ],
         );
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let j = json(&tmp.path().join("retry-storm"));
+        let j = json(&tmp.path().join("retry-storm/runs/t"));
         let collapse = j["collapse_point"].as_f64().expect("a collapse point");
         let recovery = j["recovery_point"].as_f64().expect("a recovery point");
         assert!(
@@ -87,10 +89,17 @@ fn outputs_exist_and_are_reproducible() {
         let o = hysteresis(
             &retry_storm(),
             tmp.path(),
-            &["--seed", seed, "--set", "hysteresis.steps=12"],
+            &[
+                "--seed",
+                seed,
+                "--set",
+                "hysteresis.steps=12",
+                "--name",
+                "t",
+            ],
         );
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let dir = tmp.path().join("retry-storm");
+        let dir = tmp.path().join("retry-storm/runs/t");
         let files: Vec<Vec<u8>> = ["csv", "json", "png", "svg"]
             .iter()
             .map(|e| std::fs::read(dir.join(format!("hysteresis.{e}"))).unwrap())
@@ -119,7 +128,11 @@ fn a_variant_writes_under_variants() {
         &["--variant", "no-retries", "--set", "hysteresis.steps=6"],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let j = json(&tmp.path().join("retry-storm/variants/no-retries"));
+    // With a `--set`, in a folder of its own named from it.
+    let j = json(
+        &tmp.path()
+            .join("retry-storm/variants/no-retries/runs/hysteresis.steps-6"),
+    );
     assert_eq!(j["variant"], "no-retries");
     assert_eq!(j["overrides"], serde_json::json!(["hysteresis.steps=6"]));
 }

@@ -81,7 +81,8 @@ fn run_and_check_take_a_bundled_name() {
         ],
     );
     assert_ok(&o);
-    let summary = std::fs::read_to_string(out.join("retry-storm").join("summary.json")).unwrap();
+    let summary =
+        std::fs::read_to_string(out.join("retry-storm/runs/duration-6m/summary.json")).unwrap();
     assert!(summary.contains("\"retry-storm\""), "{summary}");
     for name in ["retry-storm", "retry-storm.toml"] {
         let o = brink(dir.path(), &["check", name]);

@@ -12,6 +12,7 @@ mod hysteresis;
 mod install;
 mod load_shedding;
 mod mg1_laws;
+mod outputs;
 mod phase;
 mod populations;
 mod provenance;
