@@ -26,6 +26,16 @@ use std::time::{Duration, Instant};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Memory ceiling of the process: a run that would hold more (queued jobs, pending
+    /// events, cache keys, time-series rows, trigger occurrences) ends with an error naming
+    /// what used it (exit 1). Parallel runs share it evenly. E.g. 8GiB, 500MB [default:
+    /// half the machine's memory].
+    #[arg(long, global = true, value_name = "SIZE", value_parser = brink::model::budget::parse_size)]
+    max_memory: Option<u64>,
+    /// Event budget of each run: a run that handles more events ends with an error
+    /// (exit 1).
+    #[arg(long, global = true, value_name = "N", default_value_t = brink::model::budget::DEFAULT_MAX_EVENTS, value_parser = clap::value_parser!(u64).range(1..))]
+    max_events: u64,
 }
 
 #[derive(Subcommand)]
@@ -205,6 +215,10 @@ fn main() -> ExitCode {
 
 fn dispatch(cli: Cli) -> anyhow::Result<()> {
     let console = Console::default();
+    if let Some(bytes) = cli.max_memory {
+        brink::model::budget::set_max_memory(bytes);
+    }
+    brink::model::budget::set_max_events(cli.max_events);
     match cli.command {
         Command::Run {
             file,

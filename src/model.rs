@@ -31,6 +31,7 @@
 
 pub mod autoscale;
 pub mod balance;
+pub mod budget;
 pub mod cache;
 pub mod calls;
 pub mod event;

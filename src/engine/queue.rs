@@ -124,6 +124,27 @@ impl<E: Copy> EventQueue<E> {
     pub fn schedule(&mut self, time: SimTime, event: E) {
         let key = ((time as u128) << 64) | self.seq as u128;
         self.seq += 1;
+        self.push_key(key, event);
+    }
+
+    /// Sets aside `n` sequence numbers for [`Self::schedule_reserved`] and returns the
+    /// first: events scheduled later with them order among equal times as if they had been
+    /// scheduled now, in the order of their numbers.
+    pub fn reserve(&mut self, n: u64) -> u64 {
+        let first = self.seq;
+        self.seq = self.seq.saturating_add(n);
+        first
+    }
+
+    /// Schedules `event` at `time` with a sequence number set aside by [`Self::reserve`].
+    /// `time` must not be earlier than the last popped event's.
+    #[inline]
+    pub fn schedule_reserved(&mut self, time: SimTime, seq: u64, event: E) {
+        self.push_key(((time as u128) << 64) | seq as u128, event);
+    }
+
+    #[inline(always)]
+    fn push_key(&mut self, key: u128, event: E) {
         if !self.large {
             self.heap.push(key, event);
             if self.heap.len() > self.grow_above {

@@ -82,6 +82,7 @@ pub struct Estimate {
 /// (`collapse.max_events`) exhausted, or a level no trajectory got past.
 pub fn mean_time_to_collapse(sc: &Scenario, seed: u64, opts: &Options) -> Result<Estimate, Error> {
     let (c, quiet, mut budget) = prepare(sc, seed, opts)?;
+    crate::model::budget::check_before(&quiet)?;
     // The first level is one above the healthy set, however long the step: the direct
     // phase waits for it without a way down, so it must come soon.
     let l1 = c.base + 1;
@@ -176,6 +177,7 @@ pub fn direct_time_to_collapse(
     opts: &Options,
 ) -> Result<(f64, [f64; 2]), Error> {
     let (c, quiet, mut budget) = prepare(sc, seed, opts)?;
+    crate::model::budget::check_before(&quiet)?;
     let mut t = Tally::default();
     for r in 0..runs {
         let mut sim = fresh(&quiet, r);

@@ -160,7 +160,7 @@ impl Ramp {
         let sc = &self.scenario;
         let simulated_ns = Arc::new(AtomicU64::new(0));
         obs.run_started(sc, &simulated_ns);
-        let result = Simulation::new(sc, 0).with_progress(simulated_ns).run();
+        let result = Simulation::checked(sc, 0).and_then(|s| s.with_progress(simulated_ns).run());
         obs.run_stopped();
         let result = result?;
         let n = self.values.len();

@@ -33,7 +33,7 @@ pub fn simulate(sc: &Scenario) -> Result<RunResult, Error> {
 pub fn run_and_write(sc: &Scenario, dir: &Path, obs: &dyn Observer) -> Result<RunWritten, Error> {
     let simulated_ns = Arc::new(AtomicU64::new(0));
     obs.run_started(sc, &simulated_ns);
-    let result = Simulation::new(sc, 0).with_progress(simulated_ns).run();
+    let result = Simulation::checked(sc, 0).and_then(|s| s.with_progress(simulated_ns).run());
     obs.run_stopped();
     let result = result?;
     write_outputs(dir, &sc.provenance, &result)?;

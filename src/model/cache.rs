@@ -43,6 +43,8 @@ pub struct CacheState {
     pub slots: Vec<Slot>,
     pub spares: u32,
     ring: Vec<(u64, u16)>,
+    /// The ring positions of live slots, built when a slot first leaves the ring.
+    live: Option<LiveRing>,
     home: Vec<u16>,
     key_slot: Vec<u16>,
     key_epoch: Vec<u32>,
@@ -57,6 +59,12 @@ pub struct CacheState {
 }
 
 impl CacheState {
+    /// Bytes per key of the keyspace: its home slot, slot, epoch and expiry.
+    pub const BYTES_PER_KEY: usize = 2 + 2 + 4 + std::mem::size_of::<SimTime>();
+    /// Bytes per position on the ring (a slot's virtual node), with its count of live
+    /// positions and its place among its slot's positions once a slot has left the ring.
+    pub const BYTES_PER_VNODE: usize = std::mem::size_of::<(u64, u16)>() + 8;
+
     /// Builds the ring and the keyspace; a `warm` fraction of keys starts present.
     pub fn new(cfg: &CacheCfg, mut rng: Rng) -> Self {
         let mut ring: Vec<(u64, u16)> = (0..cfg.nodes)
@@ -95,6 +103,7 @@ impl CacheState {
             slots,
             spares: cfg.spares,
             ring,
+            live: None,
             home,
             key_slot,
             key_epoch,
@@ -125,13 +134,10 @@ impl CacheState {
             return home;
         }
         let start = ring_index(&self.ring, mix(key as u64));
-        for i in 0..self.ring.len() {
-            let s = self.ring[(start + i) % self.ring.len()].1;
-            if !self.slots[s as usize].down {
-                return s;
-            }
+        match &self.live {
+            Some(live) => live.next_live(start).map_or(home, |i| self.ring[i].1),
+            None => home,
         }
-        home
     }
 
     /// Looks a key up: true on a hit. A key on an unreachable node is a miss.
@@ -195,6 +201,9 @@ impl CacheState {
         } else {
             slot.down = true;
             slot.reachable = false;
+            self.live
+                .get_or_insert_with(|| LiveRing::new(&self.ring, self.slots.len()))
+                .set(s, false);
         }
     }
 
@@ -213,6 +222,9 @@ impl CacheState {
             slot.down = false;
             slot.epoch = slot.epoch.wrapping_add(1);
             self.counts.losses += 1;
+            if let Some(live) = &mut self.live {
+                live.set(s, true);
+            }
         }
         slot.reachable = true;
     }
@@ -232,6 +244,110 @@ impl CacheState {
         } else {
             (now.hits - from.hits) as f64 / l as f64
         }
+    }
+}
+
+/// Which ring positions belong to a live slot (one not out of the ring), as a Fenwick tree
+/// of counts: the first live position at or after a given one (cyclically) in O(log n),
+/// and a slot's leave or return in O(vnodes log n).
+#[derive(Clone)]
+struct LiveRing {
+    /// Fenwick tree (1-based) over ring positions: 1 for a live slot's position.
+    tree: Vec<u32>,
+    /// Live positions in all.
+    total: u32,
+    /// The ring positions of each slot: `positions[first[s]..first[s + 1]]`.
+    positions: Vec<u32>,
+    first: Vec<u32>,
+}
+
+impl LiveRing {
+    /// Every position live.
+    fn new(ring: &[(u64, u16)], slots: usize) -> Self {
+        let n = ring.len();
+        let mut tree = vec![0u32; n + 1];
+        for i in 1..=n {
+            tree[i] += 1;
+            let parent = i + (i & i.wrapping_neg());
+            if parent <= n {
+                tree[parent] += tree[i];
+            }
+        }
+        let mut first = vec![0u32; slots + 1];
+        for &(_, s) in ring {
+            first[s as usize + 1] += 1;
+        }
+        for s in 0..slots {
+            first[s + 1] += first[s];
+        }
+        let mut fill = first.clone();
+        let mut positions = vec![0u32; n];
+        for (i, &(_, s)) in ring.iter().enumerate() {
+            positions[fill[s as usize] as usize] = i as u32;
+            fill[s as usize] += 1;
+        }
+        Self {
+            tree,
+            total: n as u32,
+            positions,
+            first,
+        }
+    }
+
+    /// Marks every position of slot `s` live or not.
+    fn set(&mut self, s: usize, live: bool) {
+        let n = self.tree.len() - 1;
+        for &p in &self.positions[self.first[s] as usize..self.first[s + 1] as usize] {
+            let mut i = p as usize + 1;
+            while i <= n {
+                self.tree[i] = if live {
+                    self.tree[i] + 1
+                } else {
+                    self.tree[i] - 1
+                };
+                i += i & i.wrapping_neg();
+            }
+        }
+        let count = self.first[s + 1] - self.first[s];
+        self.total = if live {
+            self.total + count
+        } else {
+            self.total - count
+        };
+    }
+
+    /// Live positions before position `i`.
+    fn before(&self, mut i: usize) -> u32 {
+        let mut sum = 0;
+        while i > 0 {
+            sum += self.tree[i];
+            i &= i - 1;
+        }
+        sum
+    }
+
+    /// The position of the `k`-th live position (`k` from 1, at most `total`).
+    fn kth(&self, mut k: u32) -> usize {
+        let n = self.tree.len() - 1;
+        let mut pos = 0;
+        let mut step = n.next_power_of_two();
+        while step > 0 {
+            if pos + step <= n && self.tree[pos + step] < k {
+                pos += step;
+                k -= self.tree[pos];
+            }
+            step /= 2;
+        }
+        pos
+    }
+
+    /// The first live position at or after `start`, wrapping around; `None` if none is.
+    fn next_live(&self, start: usize) -> Option<usize> {
+        if self.total == 0 {
+            return None;
+        }
+        let before = self.before(start);
+        Some(self.kth(if before < self.total { before + 1 } else { 1 }))
     }
 }
 
@@ -261,6 +377,47 @@ mod tests {
             detect_after_ns: Some(10),
         };
         CacheState::new(&cfg, stream_rng(1, 0, "c"))
+    }
+
+    /// The walk `route` did before the live-position tree: O(ring) per lookup.
+    fn route_by_walk(c: &CacheState, key: u32) -> u16 {
+        let home = c.home[key as usize];
+        if !c.slots[home as usize].down {
+            return home;
+        }
+        let start = ring_index(&c.ring, mix(key as u64));
+        for i in 0..c.ring.len() {
+            let s = c.ring[(start + i) % c.ring.len()].1;
+            if !c.slots[s as usize].down {
+                return s;
+            }
+        }
+        home
+    }
+
+    #[test]
+    fn routing_around_down_slots_picks_the_slot_the_ring_walk_picks() {
+        let mut rng = stream_rng(7, 0, "test");
+        let mut c = tier(30, 0);
+        // Random slots leave the ring and come back, down to none live and up again.
+        for round in 0..200 {
+            let s = rng.random_range(0..30usize);
+            if c.slots[s].down && round % 3 != 0 {
+                c.rejoin(s);
+            } else if !c.slots[s].down {
+                let t = c.leave(s, false);
+                c.detect(s, t);
+            }
+            if round == 100 {
+                for s in 0..30 {
+                    let t = c.leave(s, false);
+                    c.detect(s, t);
+                }
+            }
+            for k in (0..100_000).step_by(97) {
+                assert_eq!(c.route(k), route_by_walk(&c, k), "round {round}, key {k}");
+            }
+        }
     }
 
     #[test]

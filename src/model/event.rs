@@ -34,8 +34,12 @@ pub enum Event {
     CallReturn { job: u32, token: u32 },
     /// The end of a time-series window.
     WindowEnd,
-    /// An entry of the timetable: a trigger starts or ends, or an intervention applies.
-    Scheduled { idx: u32 },
+    /// A trigger's pending occurrence starts (timetable).
+    TriggerStart { trigger: u16 },
+    /// A trigger's pending occurrence ends (timetable).
+    TriggerEnd { trigger: u16 },
+    /// An intervention applies (timetable).
+    Intervene { idx: u16 },
     /// The clients of a pool refresh their view of its topology.
     ViewRefresh { pool: u16 },
     /// A rolling restart takes its next node (`node`) out of the catalog.

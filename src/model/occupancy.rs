@@ -4,6 +4,7 @@
 //! unchanged: it scans the pool's servers whenever simulated time moves, which is no cost
 //! a plain run pays.
 
+use super::budget::CHECK_EVERY;
 use super::metrics::RunResult;
 use super::simulation::{SimError, Simulation};
 use crate::engine::time::SimTime;
@@ -37,7 +38,7 @@ pub fn occupancy(
         .position(|c| c.name == pool)
         .unwrap_or_else(|| panic!("no pool named `{pool}`"));
     assert!(from < sc.duration, "the measurement starts after the run");
-    Simulation::new(sc, run).run_occupancy(p, from, max)
+    Simulation::checked(sc, run)?.run_occupancy(p, from, max)
 }
 
 impl Simulation<'_> {
@@ -61,7 +62,7 @@ impl Simulation<'_> {
             self.now = t;
             self.events += 1;
             self.dispatch(ev);
-            if self.events & 0xFFFF == 0 {
+            if self.events.is_multiple_of(CHECK_EVERY) {
                 self.check_limits()?;
             }
         }

@@ -31,6 +31,9 @@ use crate::scenario::{Law, UsersCfg};
 use rand::RngExt;
 use rand_distr::Exp1;
 
+/// Bytes a user of a population holds.
+pub const USER_BYTES: usize = std::mem::size_of::<User>();
+
 /// One user's state.
 #[derive(Debug, Clone, Copy, Default)]
 struct User {

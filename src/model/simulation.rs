@@ -2,6 +2,7 @@
 //! engine events and hands each to the concept that owns it. The request flow itself is in
 //! [`super::lifecycle`]; this file only builds, dispatches and guards the run.
 
+use super::budget::CHECK_EVERY;
 use super::cache::CacheState;
 use super::event::Event;
 use super::lifecycle::Next;
@@ -20,26 +21,14 @@ use crate::scenario::{Config, Failure, Scenario};
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
-/// Hard limits that turn a runaway run into a clear error instead of a hang or an
-/// out-of-memory kill.
-pub const MAX_EVENTS: u64 = 4_000_000_000;
-/// The most events that may be pending at once.
+pub use super::budget::SimError;
+use super::budget::{EVENT_BYTES, JOB_BYTES, Limits, REQUEST_BYTES, Use, known_uses};
+
+/// Hard limits that turn a runaway run into a clear error instead of a hang: the most
+/// events that may be pending at once.
 pub const MAX_PENDING: usize = 30_000_000;
 /// The most requests that may be in flight at once.
 pub const MAX_IN_FLIGHT: usize = 20_000_000;
-
-/// Why a run stopped without a result.
-#[derive(Debug, thiserror::Error)]
-pub enum SimError {
-    /// The run exceeded a hard limit.
-    #[error(
-        "the run ran away at t = {time_s:.1} s: {what}. The system is exploding; lower the load, bound the queues (queue_limit) or shorten the run"
-    )]
-    Runaway { time_s: f64, what: String },
-    /// A request went missing: a bug in brink, never the user's fault.
-    #[error("internal accounting error in class `{class}`: {detail}")]
-    Accounting { class: String, detail: String },
-}
 
 /// One run of a scenario. Cloneable so that a rare-event estimator can split a run at a
 /// level and continue each copy on its own random streams ([`Simulation::reseed`]).
@@ -79,11 +68,15 @@ pub struct Simulation<'a> {
     /// When each request slot's hedged query sent its first copy (hedged steps only: a
     /// side table keeps the request record small).
     pub(super) hedge_sent: Vec<SimTime>,
+    /// The run's budgets (memory ceiling, events).
+    pub(super) limits: Limits,
+    /// The bytes of what the run holds from start to end ([`known_uses`]).
+    known_bytes: u64,
 }
 
 /// Runs `sc` once with run index `run` (0 for a plain run; sweeps use one per seed).
 pub fn run(sc: &Scenario, run: u64) -> Result<RunResult, SimError> {
-    Simulation::new(sc, run).run()
+    Simulation::checked(sc, run)?.run()
 }
 
 /// Runs `sc` once like [`run`], but asks `stop` after every time-series window (with the
@@ -95,11 +88,20 @@ pub fn run_until(
     run: u64,
     stop: &mut dyn FnMut(SimTime, &[Vec<f64>]) -> bool,
 ) -> Result<RunResult, SimError> {
-    Simulation::new(sc, run).run_until(stop)
+    Simulation::checked(sc, run)?.run_until(stop)
 }
 
 impl<'a> Simulation<'a> {
-    /// Builds the components of `sc`; random streams derive from (seed, run, name).
+    /// Checks what a run of `sc` holds from the start against the memory ceiling
+    /// ([`super::budget`]), then builds it ([`Simulation::new`]).
+    pub fn checked(sc: &'a Scenario, run: u64) -> Result<Self, SimError> {
+        super::budget::check_before(sc)?;
+        Ok(Self::new(sc, run))
+    }
+
+    /// Builds the components of `sc`; random streams derive from (seed, run, name). It
+    /// allocates what the scenario asks for without checking it against the memory
+    /// ceiling: [`Simulation::checked`] does.
     pub fn new(sc: &'a Scenario, run: u64) -> Self {
         let cfg = sc.config.clone();
         let rng = |name: &str| stream_rng(sc.seed, run, name);
@@ -155,6 +157,10 @@ impl<'a> Simulation<'a> {
             hedge_sent: Vec::new(),
             prefetch: false,
             job_calls: Vec::new(),
+            limits: Limits::current(),
+            known_bytes: known_uses(sc)
+                .iter()
+                .fold(0, |a, u| a.saturating_add(u.bytes)),
             cfg,
         }
     }
@@ -203,7 +209,7 @@ impl<'a> Simulation<'a> {
                 self.end = self.now;
                 break;
             }
-            if self.events & 0xFFFF == 0 {
+            if self.events.is_multiple_of(CHECK_EVERY) {
                 self.check_limits()?;
             }
         }
@@ -220,9 +226,7 @@ impl<'a> Simulation<'a> {
             self.schedule_arrival(c);
         }
         self.start_populations();
-        for (i, a) in self.timetable.entries.iter().enumerate() {
-            self.queue.schedule(a.0, Event::Scheduled { idx: i as u32 });
-        }
+        self.timetable.schedule_start(self.sc, &mut self.queue);
         for (p, pc) in self.cfg.pools.iter().enumerate() {
             if let Some(c) = pc.client {
                 self.queue
@@ -235,20 +239,47 @@ impl<'a> Simulation<'a> {
             .schedule(self.sc.window.min(self.end), Event::WindowEnd);
     }
 
+    /// Checks the run's budgets and hard limits (every [`CHECK_EVERY`] events).
+    #[inline(never)]
     pub(super) fn check_limits(&self) -> Result<(), SimError> {
-        let what = if self.events > MAX_EVENTS {
-            format!("more than {MAX_EVENTS} events")
-        } else if self.queue.len() > MAX_PENDING {
+        self.limits.check_events(self.events, self.now)?;
+        self.check_held()
+    }
+
+    /// Checks what the run holds against the hard limits and the memory ceiling (a
+    /// stepped run's events are counted by its estimate's own budget).
+    #[inline(never)]
+    pub(super) fn check_held(&self) -> Result<(), SimError> {
+        let what = if self.queue.len() > MAX_PENDING {
             format!("more than {MAX_PENDING} pending events")
         } else if self.reqs.live() > MAX_IN_FLIGHT {
             format!("more than {MAX_IN_FLIGHT} requests in flight")
         } else {
-            return Ok(());
+            return self.check_memory();
         };
         Err(SimError::Runaway {
             time_s: ns_to_secs(self.now),
             what,
         })
+    }
+
+    /// Checks what the run holds against its memory ceiling: what it held from the start,
+    /// and the pending events, requests and jobs (their records' high-water marks, which
+    /// stay allocated).
+    fn check_memory(&self) -> Result<(), SimError> {
+        let grown = self.queue.len() as u64 * EVENT_BYTES as u64
+            + self.reqs.held() as u64 * REQUEST_BYTES as u64
+            + self.jobs.held() as u64 * JOB_BYTES as u64;
+        if self.known_bytes.saturating_add(grown) <= self.limits.memory {
+            return Ok(());
+        }
+        let mut uses = known_uses(self.sc);
+        uses.extend([
+            Use::of("pending events", self.queue.len() as u64, EVENT_BYTES),
+            Use::of("requests in flight", self.reqs.held() as u64, REQUEST_BYTES),
+            Use::of("queued jobs", self.jobs.held() as u64, JOB_BYTES),
+        ]);
+        self.limits.check_memory(&uses, Some(self.now))
     }
 
     /// Starts loading the records the next event will read, so that with many requests in
@@ -311,7 +342,9 @@ impl<'a> Simulation<'a> {
             Event::Hedge { req, token } => self.resume(req, token, Next::Hedge),
             Event::CallReturn { job, token } => self.call_returned(job, token),
             Event::WindowEnd => self.window_end(),
-            Event::Scheduled { idx } => self.scheduled(idx as usize),
+            Event::TriggerStart { trigger } => self.timetable_start(trigger as usize),
+            Event::TriggerEnd { trigger } => self.timetable_end(trigger as usize),
+            Event::Intervene { idx } => self.intervene(idx as usize),
             Event::ViewRefresh { pool } => self.view_refresh(pool as usize),
             Event::ScaleEval { pool } => self.scale_eval(pool as usize),
             Event::ServerUp { pool, server } => self.server_up(pool as usize, server),

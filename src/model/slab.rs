@@ -44,6 +44,11 @@ impl<T> Slab<T> {
         self.free.push(i);
     }
 
+    /// Records allocated: the most in use at once so far.
+    pub fn held(&self) -> usize {
+        self.slots.len()
+    }
+
     /// Records in use.
     pub fn live(&self) -> usize {
         self.live

@@ -3,6 +3,7 @@
 //! moment and give each copy its own random streams. [`Simulation::run`] does not use
 //! this: its loop stays as it is.
 
+use super::budget::CHECK_EVERY;
 use super::event::Event;
 use super::simulation::{SimError, Simulation};
 use crate::engine::stream_rng;
@@ -89,8 +90,8 @@ impl<'a> Simulation<'a> {
                 // simulated years and make every clone dear.
                 self.sampler.forget_rows();
             }
-            if self.events & 0xFFFF == 0 {
-                self.check_limits()?;
+            if self.events.is_multiple_of(CHECK_EVERY) {
+                self.check_held()?;
             }
             let l = self.level(level);
             if l >= up {

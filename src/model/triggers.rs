@@ -7,62 +7,96 @@ use super::event::Event;
 use super::metrics::{Marker, MarkerKind};
 use super::simulation::Simulation;
 use super::workload::BurstState;
+use crate::engine::EventQueue;
 use crate::engine::Rng;
 use crate::engine::time::{SimTime, ns_to_secs};
 use crate::scenario::{Scenario, TriggerCfg, TriggerKind};
 
-/// An entry of the timetable.
-#[derive(Debug, Clone, Copy)]
-pub(super) enum Action {
-    /// Trigger `i` starts (if enabled at that time).
-    Start(u16),
-    /// Trigger `i` ends (if it had started).
-    End(u16),
-    /// Intervention `i` applies.
-    Intervene(u16),
-}
-
 /// The run's timetable and the live state of its triggers.
+///
+/// Occurrences of a repeating trigger are generated one at a time: each trigger has one
+/// entry pending in the event queue (its next start or end), scheduled when the one before
+/// it pops. The order is exactly that of the whole timetable sorted by time with ties in
+/// file order (each trigger's occurrences in order, a start before its end, then the
+/// interventions), scheduled at the start of the run: every entry has a sequence number set
+/// aside at the start ([`crate::engine::EventQueue::reserve`]), trigger `i`'s in a range of
+/// its own after trigger `i - 1`'s, the interventions' last.
 #[derive(Clone)]
 pub(super) struct Timetable {
-    /// (time, action), in time order; ties keep file order (triggers, then interventions).
-    pub entries: Vec<(SimTime, Action)>,
+    /// The first sequence number of each trigger's entries: occurrence `k` starts with
+    /// `first + 2k` and ends with `first + 2k + 1` (a burst, which has no end: `first + k`).
+    first_seq: Vec<u64>,
+    /// The occurrence of each trigger whose start or end is pending.
+    occurrence: Vec<u64>,
     /// Running triggers.
     active: Vec<bool>,
     bursts: Vec<BurstState>,
     pub(super) burst_rng: Rng,
 }
 
+/// The number of occurrences of a trigger that start within a run of length `duration`
+/// (O(1): the timetable and the memory ceiling count them without listing them).
+pub fn occurrence_count(t: &TriggerCfg, duration: SimTime) -> u64 {
+    match t.every_ns {
+        _ if t.at_ns >= duration => 0,
+        Some(p) => (duration - 1 - t.at_ns) / p + 1,
+        None => 1,
+    }
+}
+
 /// The start times of a trigger's occurrences within a run of length `duration`.
 fn occurrences(t: &TriggerCfg, duration: SimTime) -> impl Iterator<Item = SimTime> + '_ {
-    std::iter::successors(Some(t.at_ns), move |&at| {
-        t.every_ns.map(|p| at.saturating_add(p))
-    })
-    .take_while(move |&at| at < duration)
+    (0..occurrence_count(t, duration)).map(move |k| start_of(t, k))
+}
+
+/// The start of occurrence `k` of a trigger (one that starts within the run).
+fn start_of(t: &TriggerCfg, k: u64) -> SimTime {
+    t.at_ns + k * t.every_ns.unwrap_or(0)
+}
+
+/// Timetable entries per occurrence: a start and an end, or a burst's start alone.
+fn entries_per_occurrence(t: &TriggerCfg) -> u64 {
+    if matches!(t.kind, TriggerKind::Burst { .. }) {
+        1
+    } else {
+        2
+    }
 }
 
 impl Timetable {
     pub(super) fn new(sc: &Scenario, burst_rng: Rng) -> Self {
+        let n = sc.config.triggers.len();
+        Self {
+            first_seq: vec![0; n],
+            occurrence: vec![0; n],
+            active: vec![false; n],
+            bursts: vec![BurstState::default(); n],
+            burst_rng,
+        }
+    }
+
+    /// Schedules each trigger's first start and every intervention, setting aside the
+    /// sequence numbers of every entry of the run.
+    pub(super) fn schedule_start(&mut self, sc: &Scenario, queue: &mut EventQueue<Event>) {
         let triggers = &sc.config.triggers;
-        let mut entries = Vec::new();
+        let sizes: Vec<u64> = triggers
+            .iter()
+            .map(|t| occurrence_count(t, sc.duration).saturating_mul(entries_per_occurrence(t)))
+            .collect();
+        let total = sizes
+            .iter()
+            .fold(sc.interventions.len() as u64, |a, &b| a.saturating_add(b));
+        let mut seq = queue.reserve(total);
         for (i, t) in triggers.iter().enumerate() {
-            for at in occurrences(t, sc.duration) {
-                entries.push((at, Action::Start(i as u16)));
-                if !matches!(t.kind, TriggerKind::Burst { .. }) {
-                    entries.push((at.saturating_add(t.for_ns), Action::End(i as u16)));
-                }
+            self.first_seq[i] = seq;
+            self.occurrence[i] = 0;
+            if sizes[i] > 0 {
+                queue.schedule_reserved(t.at_ns, seq, Event::TriggerStart { trigger: i as u16 });
             }
+            seq = seq.saturating_add(sizes[i]);
         }
         for (i, iv) in sc.interventions.iter().enumerate() {
-            entries.push((iv.time, Action::Intervene(i as u16)));
-        }
-        // Stable sort: ties keep file order (triggers, then interventions).
-        entries.sort_by_key(|a| a.0);
-        Self {
-            entries,
-            active: vec![false; triggers.len()],
-            bursts: vec![BurstState::default(); triggers.len()],
-            burst_rng,
+            queue.schedule_reserved(iv.time, seq + i as u64, Event::Intervene { idx: i as u16 });
         }
     }
 }
@@ -95,12 +129,43 @@ pub fn markers(sc: &Scenario) -> Vec<Marker> {
 }
 
 impl Simulation<'_> {
-    /// Carries out entry `idx` of the timetable.
-    pub(super) fn scheduled(&mut self, idx: usize) {
-        match self.timetable.entries[idx].1 {
-            Action::Start(t) => self.trigger_start(t as usize),
-            Action::End(t) => self.trigger_end(t as usize),
-            Action::Intervene(i) => self.intervene(i as usize),
+    /// Trigger `e`'s pending occurrence starts; its end (or a burst's next start) is
+    /// scheduled.
+    pub(super) fn timetable_start(&mut self, e: usize) {
+        let tr = &self.cfg.triggers[e];
+        let tt = &self.timetable;
+        let k = tt.occurrence[e];
+        if entries_per_occurrence(tr) == 1 {
+            self.timetable.occurrence[e] = k + 1;
+            self.schedule_occurrence(e, k + 1, k + 1);
+        } else {
+            self.queue.schedule_reserved(
+                self.now.saturating_add(tr.for_ns),
+                tt.first_seq[e] + 2 * k + 1,
+                Event::TriggerEnd { trigger: e as u16 },
+            );
+        }
+        self.trigger_start(e);
+    }
+
+    /// Trigger `e`'s pending occurrence ends; its next occurrence is scheduled.
+    pub(super) fn timetable_end(&mut self, e: usize) {
+        let k = self.timetable.occurrence[e] + 1;
+        self.timetable.occurrence[e] = k;
+        self.schedule_occurrence(e, k, 2 * k);
+        self.trigger_end(e);
+    }
+
+    /// Schedules the start of occurrence `k` of trigger `e` (entry `entry` of the trigger),
+    /// if it starts within the run.
+    fn schedule_occurrence(&mut self, e: usize, k: u64, entry: u64) {
+        let tr = &self.cfg.triggers[e];
+        if k < occurrence_count(tr, self.sc.duration) {
+            self.queue.schedule_reserved(
+                start_of(tr, k),
+                self.timetable.first_seq[e] + entry,
+                Event::TriggerStart { trigger: e as u16 },
+            );
         }
     }
 

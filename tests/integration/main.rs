@@ -4,6 +4,7 @@ mod ably;
 mod autoscaling;
 mod bad_input;
 mod balancing;
+mod budgets;
 mod collapse_time;
 mod common;
 mod determinism;
