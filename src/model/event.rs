@@ -36,6 +36,8 @@ pub enum Event {
     WindowEnd,
     /// An entry of the timetable: a trigger starts or ends, or an intervention applies.
     Scheduled { idx: u32 },
+    /// A trigger that an intervention fired (`[[at]] fire`) ends, its `for` after it started.
+    FiredEnd { trigger: u16 },
     /// The clients of a pool refresh their view of its topology.
     ViewRefresh { pool: u16 },
     /// A rolling restart takes its next node (`node`) out of the catalog.

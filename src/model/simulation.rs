@@ -312,6 +312,7 @@ impl<'a> Simulation<'a> {
             Event::CallReturn { job, token } => self.call_returned(job, token),
             Event::WindowEnd => self.window_end(),
             Event::Scheduled { idx } => self.scheduled(idx as usize),
+            Event::FiredEnd { trigger } => self.trigger_end(trigger as usize),
             Event::ViewRefresh { pool } => self.view_refresh(pool as usize),
             Event::ScaleEval { pool } => self.scale_eval(pool as usize),
             Event::ServerUp { pool, server } => self.server_up(pool as usize, server),

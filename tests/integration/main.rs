@@ -7,6 +7,7 @@ mod balancing;
 mod collapse_time;
 mod common;
 mod determinism;
+mod fire;
 mod grab;
 mod hysteresis;
 mod install;
