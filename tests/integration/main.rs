@@ -19,6 +19,7 @@ mod queueing;
 mod retries;
 mod retry_amplification;
 mod retry_storm;
+mod serve;
 mod service_graphs;
 mod slack;
 mod sweep_bad_input;
