@@ -11,6 +11,7 @@ mod fire;
 mod grab;
 mod hysteresis;
 mod install;
+mod live_page;
 mod load_shedding;
 mod mg1_laws;
 mod phase;
