@@ -25,6 +25,7 @@
 //!
 //! | layer | what it owns |
 //! |---|---|
+//! | [`serve`] | `brink serve`: a scenario run live in the browser, its controls as `[[at]]` entries, a session saved as a scenario file |
 //! | [`experiment`] | a run and which files it writes; sweeps (tipping, phase), their plan, shards and merge; the hysteresis ramp; `brink all`; the mean time to collapse by splitting |
 //! | [`export`] | one exporter per file format (`summary.json`, `timeseries.csv`, `tipping.csv`/`.json`, `phase.csv`, `hysteresis.csv`/`.json`, shard files, `index.html`), each returning bytes |
 //! | [`report`] | what is derived to show results: sweep regions, tipping points and headroom, the hysteresis loop's collapse and recovery points, the pictures |
@@ -66,3 +67,4 @@ pub mod export;
 pub mod model;
 pub mod report;
 pub mod scenario;
+pub mod serve;

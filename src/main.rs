@@ -155,6 +155,31 @@ enum Command {
         #[arg(long, value_name = "SCENARIO")]
         from: Option<PathBuf>,
     },
+    /// Run a scenario live in the browser: a local web page with its charts and controls
+    /// (load, events to fire now, knobs, variants, pause, reset, seed, speed). Prints the
+    /// address; serves until stopped (Ctrl-C). "Save session" downloads the scenario with
+    /// an `[[at]]` entry per action, which `brink run` replays.
+    Serve {
+        /// The scenario file (TOML), or a bundled scenario's name (`brink list`).
+        file: PathBuf,
+        /// Port to listen on (0: a free port).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Address to listen on. The default is loopback only; anything else exposes the
+        /// page (and its controls) to the network.
+        #[arg(long, default_value = "127.0.0.1")]
+        bind: std::net::IpAddr,
+        /// Simulated seconds per wall second at the start (0.1 to 100000).
+        #[arg(long, default_value_t = 60.0, value_parser = parse_speed)]
+        speed: f64,
+        /// Output folder holding an earlier sweep's OUT/<scenario>/tipping.json for the
+        /// tipping picture.
+        #[arg(long, default_value = "output")]
+        out: PathBuf,
+        /// Do not run a quick tipping sweep when OUT has no tipping.json.
+        #[arg(long)]
+        no_sweep: bool,
+    },
     /// Print a shell completion script to stdout, e.g.
     /// `brink completions bash > ~/.local/share/bash-completion/completions/brink`.
     Completions {
@@ -192,6 +217,15 @@ struct SweepArgs {
     /// Output folder; results go to DIR/<scenario>/.
     #[arg(long, default_value = "output")]
     out: PathBuf,
+}
+
+/// `--speed`: a number of simulated seconds per wall second in the accepted range.
+fn parse_speed(s: &str) -> Result<f64, String> {
+    let (lo, hi) = brink::serve::session::SPEED_RANGE;
+    match s.parse::<f64>() {
+        Ok(x) if (lo..=hi).contains(&x) => Ok(x),
+        _ => Err(format!("expected a number from {lo} to {hi}")),
+    }
 }
 
 fn main() -> ExitCode {
@@ -265,6 +299,34 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::New { name, from } => {
             let path = new::new_scenario(&name, from.as_deref(), Path::new(""))?;
             eprintln!("-> {}", path.display());
+        }
+        Command::Serve {
+            file,
+            port,
+            bind,
+            speed,
+            out,
+            no_sweep,
+        } => {
+            use brink::serve::{Options, ServeError, Server};
+            let loader = Loader::resolve(&file)?;
+            let opts = Options {
+                bind,
+                port,
+                speed,
+                out,
+                sweep: !no_sweep,
+            };
+            let server = Server::start(loader, &opts).map_err(|e| match e {
+                ServeError::Scenario(s) => anyhow::Error::new(s),
+                e => anyhow::Error::new(e),
+            })?;
+            match server.addr() {
+                Some(a) => println!("brink serve: http://{a}/"),
+                None => println!("brink serve: listening"),
+            }
+            eprintln!("(Ctrl-C stops the server)");
+            server.serve(4);
         }
         Command::Completions { shell } => {
             let mut text = Vec::new();

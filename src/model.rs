@@ -21,7 +21,8 @@
 //!    calls, each a request of the call's own class through the same lifecycle, then
 //!    answers.
 //! 7. [`triggers`] start and end the scenario's `[event.NAME]` disturbances;
-//!    [`interventions`] put a new configuration in force at its time.
+//!    [`interventions`] put a new configuration in force at its time (or fire an event);
+//!    [`live`] advances a run to times chosen from outside and applies interventions now.
 //! 8. [`sampling`] writes a time-series row per window and the summary at the end
 //!    ([`metrics`] holds the result types; [`histogram`] the latency counts).
 //!    [`occupancy`](mod@occupancy) runs a scenario measuring how full a pool's servers are, for laws.
@@ -40,6 +41,7 @@ pub mod histogram;
 pub mod interventions;
 pub mod laws;
 pub mod lifecycle;
+pub mod live;
 pub mod metrics;
 pub mod occupancy;
 pub mod pool;

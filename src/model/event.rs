@@ -40,6 +40,8 @@ pub enum Event {
     TriggerEnd { trigger: u16 },
     /// An intervention applies (timetable).
     Intervene { idx: u16 },
+    /// A trigger that an intervention fired (`[[at]] fire`) ends, its `for` after it started.
+    FiredEnd { trigger: u16 },
     /// The clients of a pool refresh their view of its topology.
     ViewRefresh { pool: u16 },
     /// A rolling restart takes its next node (`node`) out of the catalog.

@@ -1,14 +1,39 @@
 //! Interventions: at a scheduled time the scenario's `[[at]]` entry puts a whole new
 //! configuration in force (validated up front, like the file), and the components take it
 //! up while keeping their state: a class's arrival rate, rate limit and budgets; a pool's
-//! workers, after which waiting work may start at once.
+//! workers, after which waiting work may start at once. An entry that fires an event
+//! (`fire = "NAME"`) starts it now, after its configuration is in force, and ends it its
+//! `for` later.
 
+use super::event::Event;
 use super::simulation::Simulation;
+use crate::scenario::{Intervention, TriggerKind};
 
 impl Simulation<'_> {
     /// Puts intervention `i`'s configuration in force, keeping all state.
     pub(super) fn intervene(&mut self, i: usize) {
-        let old = std::mem::replace(&mut self.cfg, self.sc.interventions[i].config.clone());
+        let sc = self.sc;
+        self.apply_intervention(&sc.interventions[i]);
+    }
+
+    /// Applies `iv` now, whatever its `time`: its configuration, then the event it fires.
+    /// The timetable applies a scenario's own entries; a live session
+    /// ([`super::live`]) applies those it makes this way.
+    pub fn apply_intervention(&mut self, iv: &Intervention) {
+        self.put_in_force(iv);
+        if let Some(e) = iv.fire {
+            self.trigger_start(e);
+            let t = &self.cfg.triggers[e];
+            if !matches!(t.kind, TriggerKind::Burst { .. }) {
+                let end = self.now.saturating_add(t.for_ns);
+                self.queue
+                    .schedule(end, Event::FiredEnd { trigger: e as u16 });
+            }
+        }
+    }
+
+    fn put_in_force(&mut self, iv: &Intervention) {
+        let old = std::mem::replace(&mut self.cfg, iv.config.clone());
         for c in 0..self.classes.len() {
             let changed_rate = {
                 let (o, n) = (&old.classes[c], &self.cfg.classes[c]);

@@ -345,6 +345,7 @@ impl<'a> Simulation<'a> {
             Event::TriggerStart { trigger } => self.timetable_start(trigger as usize),
             Event::TriggerEnd { trigger } => self.timetable_end(trigger as usize),
             Event::Intervene { idx } => self.intervene(idx as usize),
+            Event::FiredEnd { trigger } => self.trigger_end(trigger as usize),
             Event::ViewRefresh { pool } => self.view_refresh(pool as usize),
             Event::ScaleEval { pool } => self.scale_eval(pool as usize),
             Event::ServerUp { pool, server } => self.server_up(pool as usize, server),

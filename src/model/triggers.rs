@@ -117,6 +117,17 @@ pub fn markers(sc: &Scenario) -> Vec<Marker> {
         }
     }
     for iv in &sc.interventions {
+        if let Some(t) = iv.fire.map(|e| &sc.config.triggers[e]) {
+            out.push(Marker {
+                kind: MarkerKind::Event,
+                name: t.name.clone(),
+                label: t.label.clone(),
+                start_s: ns_to_secs(iv.time),
+                end_s: Some(ns_to_secs(
+                    iv.time.saturating_add(t.for_ns).min(sc.duration),
+                )),
+            });
+        }
         out.push(Marker {
             kind: MarkerKind::Intervention,
             name: "at".into(),
@@ -169,7 +180,7 @@ impl Simulation<'_> {
         }
     }
 
-    fn trigger_start(&mut self, e: usize) {
+    pub(super) fn trigger_start(&mut self, e: usize) {
         let tr = &self.cfg.triggers[e];
         if !tr.enabled {
             return;
@@ -208,7 +219,7 @@ impl Simulation<'_> {
         }
     }
 
-    fn trigger_end(&mut self, e: usize) {
+    pub(super) fn trigger_end(&mut self, e: usize) {
         if !std::mem::take(&mut self.timetable.active[e]) {
             return;
         }

@@ -247,24 +247,45 @@ impl Loader {
             );
             let mut flat = Vec::new();
             overrides::flatten(&at.set, "", &mut flat);
-            if flat.is_empty() {
+            if flat.is_empty() && at.fire.is_none() {
                 return Err(self.invalid(
                     &format!("at.{i}.set"),
-                    "sets nothing; give at least one `path = value`",
+                    "sets nothing and fires nothing; give at least one `path = value` in `set`, or `fire = \"EVENT\"`",
                     &[],
                 ));
             }
-            for (path, value) in flat {
-                self.apply(&mut live, &path, value, &place, Scope::Intervention)?;
-                origins.push((path, place.clone()));
+            if !flat.is_empty() {
+                for (path, value) in flat {
+                    self.apply(&mut live, &path, value, &place, Scope::Intervention)?;
+                    origins.push((path, place.clone()));
+                }
+                let (_, _, next) = self.build(&live, &origins)?;
+                validate::same_structure(&current, &next).map_err(|msg| {
+                    ScenarioError::Invalid {
+                        place: place.clone(),
+                        path: format!("at.{i}.set"),
+                        msg: format!("interventions change parameters, not structure: {msg}"),
+                    }
+                })?;
+                current = Arc::new(next);
             }
-            let (_, _, next) = self.build(&live, &origins)?;
-            validate::same_structure(&current, &next).map_err(|msg| ScenarioError::Invalid {
-                place: place.clone(),
-                path: format!("at.{i}.set"),
-                msg: format!("interventions change parameters, not structure: {msg}"),
-            })?;
-            current = Arc::new(next);
+            let fire = match &at.fire {
+                None => None,
+                Some(name) => Some(
+                    validate::fired_trigger(
+                        &current.triggers,
+                        name,
+                        at.time.0,
+                        meta.duration,
+                        &interventions,
+                    )
+                    .map_err(|msg| ScenarioError::Invalid {
+                        place: place.clone(),
+                        path: format!("at.{i}.fire"),
+                        msg,
+                    })?,
+                ),
+            };
             let label = at
                 .label
                 .clone()
@@ -273,6 +294,7 @@ impl Loader {
                 time: at.time.0,
                 label,
                 config: current.clone(),
+                fire,
             });
         }
         Ok(Scenario {

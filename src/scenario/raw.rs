@@ -382,13 +382,16 @@ fn yes() -> bool {
     true
 }
 
-/// An intervention: at `time`, set the given paths to the given values.
+/// An intervention: at `time`, set the given paths to the given values, and/or start the
+/// named `[event.NAME]` now (`fire`).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawAt {
     pub time: Dur,
     pub label: Option<String>,
+    #[serde(default)]
     pub set: Table,
+    pub fire: Option<String>,
 }
 
 /// A named design variant: a set of overrides.

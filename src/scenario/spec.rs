@@ -113,6 +113,9 @@ pub struct Intervention {
     pub label: String,
     /// The configuration in force from `time` on.
     pub config: Arc<Config>,
+    /// The trigger (index into [`Config::triggers`]) it starts at `time`, if any
+    /// (`fire = "NAME"`): one occurrence lasting the event's `for`.
+    pub fire: Option<usize>,
 }
 
 /// A request class: its workload, client policy and steps.

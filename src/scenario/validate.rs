@@ -34,6 +34,7 @@ pub const MAX_STEPS: usize = 1_000;
 pub use collapse::collapse;
 pub use structure::same_structure;
 pub use sweep::{hysteresis, tipping};
+pub use trigger::fired_trigger;
 
 /// Scenario-level facts besides the configuration.
 pub struct Meta {

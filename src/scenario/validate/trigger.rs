@@ -246,3 +246,61 @@ pub fn slowdown_products(triggers: &[TriggerCfg], pools: &[PoolCfg]) -> V<()> {
     }
     Ok(())
 }
+
+/// Resolves an `[[at]]` entry's `fire = "NAME"` at `time`: the index of trigger `NAME`,
+/// refused when that occurrence (from `time`, lasting the event's `for`) would overlap
+/// another of the same event: one scheduled by its `at`/`every` (switched on or not) or
+/// fired by an earlier entry (`earlier`, in time order). A running event is not started
+/// twice: its end undoes its start once.
+pub fn fired_trigger(
+    triggers: &[TriggerCfg],
+    name: &str,
+    time: SimTime,
+    duration: SimTime,
+    earlier: &[Intervention],
+) -> Result<usize, String> {
+    let Some(e) = triggers.iter().position(|t| t.name == name) else {
+        let names: Vec<&str> = triggers.iter().map(|t| t.name.as_str()).collect();
+        let list = if names.is_empty() {
+            "none".to_string()
+        } else {
+            super::listing(&names)
+        };
+        return Err(format!(
+            "no event `{name}` to fire (the file defines: {list}){}",
+            super::did_you_mean(name, names)
+        ));
+    };
+    let t = &triggers[e];
+    // Two occurrences of one event overlap when they start less than its length apart (an
+    // instant event, such as a flush, only when they start together).
+    let span = t.for_ns.max(1);
+    let clash = |start: SimTime| start < duration && start.abs_diff(time) < span;
+    // The scheduled occurrences nearest to `time`: the last one at or before it and the
+    // next one after it.
+    let nearest = match t.every_ns {
+        None => vec![t.at_ns],
+        Some(p) if time >= t.at_ns => {
+            let k = (time - t.at_ns) / p;
+            let before = t.at_ns.saturating_add(k.saturating_mul(p));
+            vec![before, before.saturating_add(p)]
+        }
+        Some(_) => vec![t.at_ns],
+    };
+    if let Some(s) = nearest.into_iter().find(|&s| clash(s)) {
+        return Err(format!(
+            "event `{name}` would still be running from its own schedule (an occurrence starts at {}); fire it when it is not running",
+            crate::engine::time::format_duration(s)
+        ));
+    }
+    if let Some(iv) = earlier
+        .iter()
+        .find(|iv| iv.fire == Some(e) && clash(iv.time))
+    {
+        return Err(format!(
+            "event `{name}` would still be running: an earlier [[at]] entry fires it at {}; fire it when it is not running",
+            crate::engine::time::format_duration(iv.time)
+        ));
+    }
+    Ok(e)
+}

@@ -1,0 +1,186 @@
+//! `brink serve`: a scenario run live in the browser. A local HTTP server (tiny_http, on
+//! loopback unless told otherwise) serves one page, embedded in the binary with its chart
+//! library ([uPlot](page)), that polls the run's rows ten times a second and drives it
+//! with controls; every action that changes the system is an `[[at]]` entry, so a session
+//! saves as a scenario file that `brink run` replays.
+//!
+//! | file | owns |
+//! |---|---|
+//! | [`session`] | the run thread: the clock, the actions, the session's text |
+//! | [`controls`] | which controls a scenario gets (load, knobs, events, variants) |
+//! | [`api`] | the HTTP routes, the checks on every request, the JSON errors |
+//! | [`tipping`] | the tipping picture: `tipping.json` from the output folder, or a quick sweep |
+//! | [`page`] | the embedded page, script, styles and chart library |
+
+pub mod api;
+pub mod controls;
+pub mod page;
+pub mod session;
+pub mod tipping;
+
+use crate::engine::time::ns_to_secs;
+use crate::scenario::{Loader, ScenarioError};
+use api::{App, Tipping};
+use serde_json::json;
+use session::Live;
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// How to serve.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The address to listen on (loopback by default).
+    pub bind: IpAddr,
+    /// The port (0: a free one).
+    pub port: u16,
+    /// Simulated seconds per wall second at the start.
+    pub speed: f64,
+    /// The output folder where an earlier sweep's `tipping.json` may be.
+    pub out: PathBuf,
+    /// Run a quick tipping sweep when the output folder has none.
+    pub sweep: bool,
+}
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    #[error("cannot listen on {addr}: {cause}")]
+    Bind { addr: SocketAddr, cause: String },
+    #[error("speed {0} is outside {lo} to {hi} simulated seconds per second", lo = session::SPEED_RANGE.0, hi = session::SPEED_RANGE.1)]
+    Speed(f64),
+}
+
+/// A server that has bound its address and started its run thread.
+pub struct Server {
+    http: Arc<tiny_http::Server>,
+    app: Arc<App>,
+}
+
+impl Server {
+    /// Validates the scenario, binds the address and starts the run (and, if there is no
+    /// `tipping.json`, the quick sweep) in threads of their own.
+    pub fn start(loader: Loader, opts: &Options) -> Result<Self, ServeError> {
+        let (lo, hi) = session::SPEED_RANGE;
+        if !(lo..=hi).contains(&opts.speed) {
+            return Err(ServeError::Speed(opts.speed));
+        }
+        let sc = loader.load(None, &[])?;
+        let addr = SocketAddr::new(opts.bind, opts.port);
+        let http = tiny_http::Server::http(addr).map_err(|e| ServeError::Bind {
+            addr,
+            cause: e.to_string(),
+        })?;
+        let controls = controls::Controls::of(&loader, &sc);
+        let schema = crate::scenario::columns::columns(&sc.config);
+        let columns: Vec<&str> = schema.iter().map(|c| c.name.as_str()).collect();
+        let health = sc.tipping.as_ref().map(|t| {
+            json!({
+                "measure": t.measure_name,
+                "healthy_above": t.health.healthy_above(),
+                "healthy_below": t.health.healthy_below(),
+                "vary": t.axis.path,
+            })
+        });
+        let info = json!({
+            "name": sc.name,
+            "title": sc.title,
+            "description": sc.description,
+            "duration_s": ns_to_secs(sc.duration),
+            "window_s": ns_to_secs(sc.window),
+            "seed": sc.seed,
+            "columns": columns,
+            "controls": controls,
+            "health": health,
+            "version": env!("CARGO_PKG_VERSION"),
+        });
+        let live = Arc::new(Mutex::new(Live {
+            run: 0,
+            seed: sc.seed,
+            now_s: 0.0,
+            end_s: ns_to_secs(sc.duration),
+            status: "running",
+            speed: opts.speed,
+            achieved_speed: 0.0,
+            updates_per_s: 0.0,
+            measure: None,
+            healthy: None,
+            log: vec![],
+            error: None,
+            rows: vec![],
+        }));
+        let picture = match tipping::from_output(&opts.out, &loader) {
+            Some(j) => Tipping::Ready(
+                j,
+                opts.out
+                    .join(&loader.name)
+                    .join("tipping.json")
+                    .display()
+                    .to_string(),
+            ),
+            None if sc.tipping.is_none() => {
+                Tipping::None("the scenario has no [tipping] section".into())
+            }
+            None if !opts.sweep => Tipping::None("no tipping.json in the output folder".into()),
+            None => Tipping::Running,
+        };
+        let running = matches!(picture, Tipping::Running);
+        let picture = Arc::new(Mutex::new(picture));
+        if running {
+            let (l, p) = (loader.clone(), picture.clone());
+            std::thread::spawn(move || {
+                let r = match tipping::quick_sweep(&l) {
+                    Ok(j) => Tipping::Ready(j, "a quick sweep at start (2 seeds)".into()),
+                    Err(e) => Tipping::None(e),
+                };
+                if let Ok(mut slot) = p.lock() {
+                    *slot = r;
+                }
+            });
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        {
+            let (l, s, speed) = (loader.clone(), live.clone(), opts.speed);
+            std::thread::spawn(move || session::run_thread(l, speed, s, rx));
+        }
+        let app = Arc::new(App {
+            name: loader.name.clone(),
+            text: loader.text().to_string(),
+            file_seed: sc.seed,
+            info,
+            controls,
+            columns: schema,
+            live,
+            tipping: picture,
+            commands: Mutex::new(tx),
+        });
+        Ok(Self {
+            http: Arc::new(http),
+            app,
+        })
+    }
+
+    /// The address listened on (with the port chosen when 0 was asked for).
+    pub fn addr(&self) -> Option<SocketAddr> {
+        self.http.server_addr().to_ip()
+    }
+
+    /// Answers requests on `threads` threads until the process ends.
+    pub fn serve(self, threads: usize) {
+        let workers: Vec<_> = (0..threads.max(1))
+            .map(|_| {
+                let (http, app) = (self.http.clone(), self.app.clone());
+                std::thread::spawn(move || {
+                    while let Ok(req) = http.recv() {
+                        api::handle(&app, req);
+                    }
+                })
+            })
+            .collect();
+        for w in workers {
+            let _ = w.join();
+        }
+    }
+}

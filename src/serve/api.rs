@@ -1,0 +1,341 @@
+//! The server's HTTP interface: the page and its assets, the state the page polls, the
+//! controls, the saved session. Every refusal is a 4xx JSON `{"error": "..."}` naming the
+//! problem, and changes nothing.
+
+use super::controls::{self, Controls};
+use super::page;
+use super::session::{Action, Command, Live, Reply, SPEED_RANGE, session_text};
+use serde_json::{Value as Json, json};
+use std::io::Read;
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tiny_http::{Header, Method, Request, Response};
+
+/// The largest request body read, in bytes: a control is a few dozen.
+pub const MAX_BODY: usize = 16 * 1024;
+/// How long a control waits for the run thread.
+const REPLY_WAIT: Duration = Duration::from_secs(5);
+
+/// The tipping picture, as the page sees it.
+#[derive(Debug, Clone)]
+pub enum Tipping {
+    /// A quick sweep is running.
+    Running,
+    /// `tipping.json`'s content, and where it came from.
+    Ready(Json, String),
+    /// None, and why.
+    None(String),
+}
+
+/// What the handlers share.
+pub struct App {
+    pub name: String,
+    pub text: String,
+    pub file_seed: u64,
+    pub info: Json,
+    pub controls: Controls,
+    /// The time-series schema of the run.
+    pub columns: Vec<crate::scenario::Column>,
+    pub live: Arc<Mutex<Live>>,
+    pub tipping: Arc<Mutex<Tipping>>,
+    pub commands: Mutex<Sender<(Command, Sender<Reply>)>>,
+}
+
+/// A refusal: status and message.
+type Refusal = (u16, String);
+
+fn json_response(status: u16, body: &Json) -> Response<std::io::Cursor<Vec<u8>>> {
+    Response::from_data(serde_json::to_vec(body).unwrap_or_default())
+        .with_status_code(status)
+        .with_header(header("Content-Type", "application/json"))
+        .with_header(header("Cache-Control", "no-store"))
+}
+
+fn header(k: &str, v: &str) -> Header {
+    // Both are ASCII constants or names checked by the loader.
+    Header::from_bytes(k.as_bytes(), v.as_bytes()).unwrap_or_else(|_| {
+        Header::from_bytes(&b"X-Invalid"[..], &b"1"[..]).expect("constant header")
+    })
+}
+
+/// Answers one request.
+pub fn handle(app: &App, mut req: Request) {
+    let url = req.url().to_string();
+    let (path, query) = url.split_once('?').unwrap_or((&url, ""));
+    let method = req.method().clone();
+    let response = match (&method, path) {
+        (Method::Get, "/") => Ok(asset(page::INDEX, "text/html; charset=utf-8")),
+        (Method::Get, "/app.js") => Ok(asset(page::APP_JS, "text/javascript")),
+        (Method::Get, "/app.css") => Ok(asset(page::APP_CSS, "text/css")),
+        (Method::Get, "/uplot.js") => Ok(asset(page::UPLOT_JS, "text/javascript")),
+        (Method::Get, "/uplot.css") => Ok(asset(page::UPLOT_CSS, "text/css")),
+        (Method::Get, "/api/info") => Ok(json_response(200, &app.info)),
+        (Method::Get, "/api/state") => state(app, query).map(|j| json_response(200, &j)),
+        (Method::Get, "/api/tipping") => Ok(json_response(200, &tipping(app))),
+        (Method::Get, "/api/session") => Ok(session(app)),
+        (Method::Get, "/api/timeseries.csv") => Ok(timeseries(app)),
+        (Method::Post, "/api/control") => control(app, &mut req).map(|j| json_response(200, &j)),
+        (_, "/" | "/app.js" | "/app.css" | "/uplot.js" | "/uplot.css")
+        | (_, "/api/info" | "/api/state" | "/api/tipping" | "/api/session")
+        | (_, "/api/timeseries.csv") => {
+            Err((405, format!("{method} is not allowed on {path}; use GET")))
+        }
+        (_, "/api/control") => Err((
+            405,
+            format!("{method} is not allowed on {path}; use POST with a JSON body"),
+        )),
+        _ => Err((404, format!("no such page `{path}`"))),
+    };
+    let response =
+        response.unwrap_or_else(|(status, msg)| json_response(status, &json!({ "error": msg })));
+    let _ = req.respond(response);
+}
+
+fn asset(body: &'static str, kind: &str) -> Response<std::io::Cursor<Vec<u8>>> {
+    Response::from_data(body.as_bytes().to_vec()).with_header(header("Content-Type", kind))
+}
+
+/// `since=N&run=R`: the rows from N of run R (all rows if the run has changed).
+fn state(app: &App, query: &str) -> Result<Json, Refusal> {
+    let mut since = 0usize;
+    let mut run = None;
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let n = v
+            .parse::<u64>()
+            .map_err(|_| (400, format!("`{k}` must be a whole number; got `{v}`")))?;
+        match k {
+            "since" => since = n as usize,
+            "run" => run = Some(n),
+            _ => return Err((400, format!("unknown parameter `{k}` (known: since, run)"))),
+        }
+    }
+    let live = app
+        .live
+        .lock()
+        .map_err(|_| (500, "the session state is unavailable".to_string()))?;
+    if run != Some(live.run) {
+        since = 0;
+    }
+    let since = since.min(live.rows.len());
+    let mut j = serde_json::to_value(&*live).unwrap_or(Json::Null);
+    j["from"] = json!(since);
+    j["rows"] = json!(live.rows[since..]);
+    Ok(j)
+}
+
+fn tipping(app: &App) -> Json {
+    match app.tipping.lock().map(|t| t.clone()) {
+        Ok(Tipping::Ready(data, source)) => {
+            json!({ "status": "ready", "source": source, "data": data })
+        }
+        Ok(Tipping::Running) => json!({ "status": "running" }),
+        Ok(Tipping::None(why)) => json!({ "status": "none", "note": why }),
+        Err(_) => json!({ "status": "none", "note": "unavailable" }),
+    }
+}
+
+/// The session as a scenario file: the original text, the seed in use, and an `[[at]]`
+/// entry per action.
+fn session(app: &App) -> Response<std::io::Cursor<Vec<u8>>> {
+    let (seed, log) = match app.live.lock() {
+        Ok(l) => (l.seed, l.log.clone()),
+        Err(_) => (app.file_seed, vec![]),
+    };
+    let text = session_text(&app.text, seed, app.file_seed, &log);
+    Response::from_data(text.into_bytes())
+        .with_header(header("Content-Type", "application/toml; charset=utf-8"))
+        .with_header(header(
+            "Content-Disposition",
+            &format!("attachment; filename=\"{}-session.toml\"", app.name),
+        ))
+}
+
+/// The rows so far as `timeseries.csv`, written by the same exporter as `brink run`: the
+/// session's file replayed by `brink run` writes these lines first.
+fn timeseries(app: &App) -> Response<std::io::Cursor<Vec<u8>>> {
+    let rows = app.live.lock().map(|l| l.rows.clone()).unwrap_or_default();
+    let ts = crate::model::TimeSeries {
+        columns: app.columns.clone(),
+        rows,
+    };
+    Response::from_data(crate::export::timeseries_csv(&ts))
+        .with_header(header("Content-Type", "text/csv; charset=utf-8"))
+}
+
+const CONTROLS: [&str; 8] = [
+    "pause", "resume", "reset", "seed", "speed", "set", "fire", "variant",
+];
+
+/// Reads the JSON body (bounded) and carries out the control.
+fn control(app: &App, req: &mut Request) -> Result<Json, Refusal> {
+    if req.body_length().is_some_and(|n| n > MAX_BODY) {
+        return Err((413, format!("the body is larger than {MAX_BODY} bytes")));
+    }
+    let mut body = Vec::new();
+    req.as_reader()
+        .take(MAX_BODY as u64 + 1)
+        .read_to_end(&mut body)
+        .map_err(|e| (400, format!("cannot read the body: {e}")))?;
+    if body.len() > MAX_BODY {
+        return Err((413, format!("the body is larger than {MAX_BODY} bytes")));
+    }
+    let j: Json =
+        serde_json::from_slice(&body).map_err(|e| (400, format!("the body is not JSON: {e}")))?;
+    let Some(obj) = j.as_object() else {
+        return Err((
+            400,
+            "the body must be a JSON object, e.g. {\"control\": \"pause\"}".into(),
+        ));
+    };
+    let name = obj
+        .get("control")
+        .and_then(Json::as_str)
+        .ok_or_else(|| (400, "`control` (a string) is missing".to_string()))?;
+    let field = |k: &str| {
+        obj.get(k)
+            .ok_or_else(|| (400, format!("control `{name}` needs `{k}`")))
+    };
+    let cmd = match name {
+        "pause" => Command::Pause,
+        "resume" => Command::Resume,
+        "reset" => Command::Reset,
+        "seed" => {
+            let v = field("value")?;
+            Command::Seed(
+                v.as_u64()
+                    .ok_or_else(|| (400, format!("`seed` takes a whole number from 0; got {v}")))?,
+            )
+        }
+        "speed" => {
+            let v = field("value")?;
+            let (lo, hi) = SPEED_RANGE;
+            match v.as_f64() {
+                Some(x) if (lo..=hi).contains(&x) => Command::Speed(x),
+                _ => {
+                    return Err((
+                        400,
+                        format!(
+                            "`speed` takes a number of simulated seconds per second from {lo} to {hi}; got {v}"
+                        ),
+                    ));
+                }
+            }
+        }
+        "set" => {
+            let path = field("path")?
+                .as_str()
+                .ok_or_else(|| (400, "`path` must be a string".to_string()))?;
+            let Some(k) = app.controls.knob(path) else {
+                let known: Vec<&str> = app.controls.knobs.iter().map(|k| k.path.as_str()).collect();
+                return Err((
+                    400,
+                    format!(
+                        "no control `{path}` (controls: {}){}",
+                        known.join(", "),
+                        crate::scenario::validate::did_you_mean(path, known.iter().copied())
+                    ),
+                ));
+            };
+            let value = controls::toml_value(k, field("value")?).map_err(|m| (400, m))?;
+            Command::Act(Action {
+                time_ms: 0,
+                label: format!("live: {path} = {value}"),
+                set: vec![(path.to_string(), value)],
+                fire: None,
+            })
+        }
+        "fire" => {
+            let e = field("event")?
+                .as_str()
+                .ok_or_else(|| (400, "`event` must be a string".to_string()))?;
+            let Some(b) = app.controls.events.iter().find(|b| b.name == e) else {
+                let known: Vec<&str> = app
+                    .controls
+                    .events
+                    .iter()
+                    .map(|b| b.name.as_str())
+                    .collect();
+                return Err((
+                    400,
+                    format!(
+                        "no event `{e}` (events: {}){}",
+                        if known.is_empty() {
+                            "none".to_string()
+                        } else {
+                            known.join(", ")
+                        },
+                        crate::scenario::validate::did_you_mean(e, known.iter().copied())
+                    ),
+                ));
+            };
+            Command::Act(Action {
+                time_ms: 0,
+                label: format!("live: fire {}", b.name),
+                set: vec![],
+                fire: Some(b.name.clone()),
+            })
+        }
+        "variant" => {
+            let v = field("name")?
+                .as_str()
+                .ok_or_else(|| (400, "`name` must be a string".to_string()))?;
+            let Some(b) = app.controls.variants.iter().find(|b| b.name == v) else {
+                let known: Vec<&str> = app
+                    .controls
+                    .variants
+                    .iter()
+                    .map(|b| b.name.as_str())
+                    .collect();
+                return Err((
+                    400,
+                    format!(
+                        "no variant `{v}` (variants: {}){}",
+                        if known.is_empty() {
+                            "none".to_string()
+                        } else {
+                            known.join(", ")
+                        },
+                        crate::scenario::validate::did_you_mean(v, known.iter().copied())
+                    ),
+                ));
+            };
+            if !b.live {
+                return Err((
+                    422,
+                    format!(
+                        "variant `{v}` changes the [[at]] list; choose it with `brink run --variant {v}`"
+                    ),
+                ));
+            }
+            Command::Act(Action {
+                time_ms: 0,
+                label: format!("live: variant {v}"),
+                set: b.set.clone(),
+                fire: None,
+            })
+        }
+        _ => {
+            return Err((
+                400,
+                format!(
+                    "unknown control `{name}` (controls: {}){}",
+                    CONTROLS.join(", "),
+                    crate::scenario::validate::did_you_mean(name, CONTROLS)
+                ),
+            ));
+        }
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    app.commands
+        .lock()
+        .map_err(|_| (500, "the run thread is unavailable".to_string()))?
+        .send((cmd, tx))
+        .map_err(|_| (503, "the run thread has stopped".to_string()))?;
+    match rx.recv_timeout(REPLY_WAIT) {
+        Ok(Ok(t)) => Ok(json!({ "ok": true, "control": name, "time_s": t })),
+        Ok(Err(msg)) => Err((422, msg)),
+        Err(_) => Err((503, "the run thread did not answer".to_string())),
+    }
+}

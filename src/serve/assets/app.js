@@ -1,0 +1,258 @@
+// brink live page: polls /api/state, draws the series with uPlot, sends controls.
+"use strict";
+const POLL_MS = 80; // 12.5 polls a second: the charts update at least 10 times a second
+const COLORS = ["#0072B2", "#009E73", "#D55E00", "#CC79A7", "#E69F00", "#56B4E9", "#000000"];
+const DASHES = [[], [8, 4], [2, 3], [10, 3, 2, 3]];
+const B = { info: null, run: -1, rows: [], charts: [], updates: 0, load: {}, tipping: null };
+window.brink = B; // for tests and the curious
+
+const $ = (id) => document.getElementById(id);
+
+function message(text, error) {
+  const m = $("message");
+  m.textContent = text;
+  m.className = error ? "error" : "";
+}
+
+async function control(body) {
+  const r = await fetch("/api/control", {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+  });
+  const j = await r.json();
+  if (!r.ok) { message(j.error, true); return j; }
+  message(`${body.control} at t = ${fmtTime(j.time_s)}`, false);
+  return j;
+}
+
+function fmtTime(s) {
+  if (s < 120) return `${s.toFixed(1)} s`;
+  const m = Math.floor(s / 60), r = Math.round(s - 60 * m);
+  return m < 120 ? `${m}m${String(r).padStart(2, "0")}s` : `${Math.floor(m / 60)}h${String(m % 60).padStart(2, "0")}m`;
+}
+
+function chart(el, title, cols) {
+  const series = [{ label: "time (s)" }];
+  cols.forEach((c, i) => series.push({
+    label: c.label, stroke: COLORS[i % COLORS.length], dash: DASHES[Math.floor(i / 2) % DASHES.length],
+    width: 1.6, points: { show: false },
+  }));
+  const opts = {
+    title: "", width: Math.max(300, el.clientWidth || 600), height: 200, series,
+    scales: { x: { time: false } },
+    axes: [{ label: "simulated time (s)" }, {}],
+    legend: { live: false },
+  };
+  const u = new uPlot(opts, [[], ...cols.map(() => [])], el);
+  return { u, cols, el };
+}
+
+function buildCharts() {
+  const names = B.info.columns;
+  const idx = (n) => names.indexOf(n);
+  const pick = (suffixes, labeller) => {
+    const out = [];
+    names.forEach((n, i) => {
+      const s = suffixes.find((x) => n.endsWith("." + x));
+      if (s) out.push({ index: i, label: labeller(n, s) });
+    });
+    return out;
+  };
+  const req = pick(["offered_per_s", "goodput_per_s", "attempts_per_s", "failed_per_s", "rejected_per_s"],
+    (n) => n.replace("_per_s", ""));
+  const queue = pick(["queue_len"], (n) => n);
+  const util = pick(["utilization", "hit_ratio"], (n) => n);
+  B.charts = [chart($("chart-requests"), "requests", req), chart($("chart-queue"), "queue", queue),
+    chart($("chart-util"), "utilisation", util)];
+  void idx;
+}
+
+function redraw() {
+  const t = B.rows.map((r) => r[0]);
+  for (const c of B.charts) {
+    c.u.setData([t, ...c.cols.map((col) => B.rows.map((r) => (Number.isFinite(r[col.index]) ? r[col.index] : null)))]);
+  }
+  B.updates++;
+}
+
+function buildControls() {
+  const ctl = B.info.controls;
+  for (const k of ctl.knobs.filter((k) => k.load)) {
+    const div = document.createElement("div");
+    div.className = "load";
+    const v = Number(k.value ?? 0);
+    div.innerHTML = `<label>${k.label}: <b data-out></b></label>`;
+    const s = document.createElement("input");
+    Object.assign(s, { type: "range", min: k.min, max: k.max, step: "any", value: v });
+    s.dataset.path = k.path;
+    s.id = "load-" + k.path;
+    const out = div.querySelector("[data-out]");
+    out.textContent = v.toFixed(1);
+    B.load[k.path] = v;
+    s.addEventListener("input", () => { out.textContent = Number(s.value).toFixed(1); });
+    s.addEventListener("change", async () => {
+      const x = Math.round(Number(s.value) * 10) / 10;
+      const j = await control({ control: "set", path: k.path, value: x });
+      if (j.ok) { B.load[k.path] = x; drawTipping(); }
+    });
+    div.appendChild(s);
+    $("loads").appendChild(div);
+  }
+  for (const e of ctl.events) {
+    const b = document.createElement("button");
+    b.className = "fire";
+    b.textContent = `Fire ${e.label} (${fmtTime(e.for_s)})`;
+    b.dataset.event = e.name;
+    b.addEventListener("click", () => control({ control: "fire", event: e.name }));
+    $("events").appendChild(b);
+  }
+  for (const k of ctl.knobs.filter((k) => !k.load)) {
+    const label = document.createElement("label");
+    label.textContent = k.label;
+    let input;
+    if (k.kind === "choice") {
+      input = document.createElement("select");
+      for (const o of k.options) input.add(new Option(o, o, false, o === k.value));
+    } else if (k.kind === "bool") {
+      input = document.createElement("input");
+      input.type = "checkbox";
+      input.checked = !!k.value;
+    } else {
+      input = document.createElement("input");
+      Object.assign(input, { type: "number", min: k.min, step: k.kind === "integer" ? 1 : "any", size: 7 });
+      if (k.value !== null && k.value !== undefined) input.value = k.value;
+    }
+    input.dataset.path = k.path;
+    const b = document.createElement("button");
+    b.textContent = "Apply";
+    b.addEventListener("click", () => {
+      let value = input.value;
+      if (k.kind === "bool") value = input.checked;
+      else if (k.kind !== "choice") value = Number(input.value);
+      control({ control: "set", path: k.path, value });
+    });
+    b.dataset.path = k.path;
+    $("knobs").append(label, input, b);
+  }
+  for (const v of ctl.variants) {
+    const b = document.createElement("button");
+    b.textContent = v.name;
+    b.title = v.description + (v.live ? "" : " (changes the [[at]] list: not available live)");
+    b.disabled = !v.live;
+    b.addEventListener("click", () => control({ control: "variant", name: v.name }));
+    $("variants").appendChild(b);
+  }
+  $("pause").onclick = () => control({ control: "pause" });
+  $("resume").onclick = () => control({ control: "resume" });
+  $("reset").onclick = () => control({ control: "reset" });
+  $("seedgo").onclick = () => control({ control: "seed", value: Number($("seed").value) });
+  $("speedgo").onclick = () => control({ control: "speed", value: Number($("speed").value) });
+  $("seed").value = B.info.seed;
+}
+
+function showState(s) {
+  $("clock").textContent = `t = ${fmtTime(s.now_s)} of ${fmtTime(s.end_s)}`;
+  $("runstate").textContent = s.status + (s.error ? `: ${s.error}` : "");
+  $("speedinfo").textContent = `${s.achieved_speed.toFixed(0)} sim s / s (asked ${s.speed}), ${s.updates_per_s.toFixed(0)} updates / s`;
+  if (document.activeElement !== $("speed")) $("speed").value = s.speed;
+  const v = $("verdict");
+  const h = B.info.health;
+  if (s.healthy === null || s.healthy === undefined) { v.textContent = "…"; v.className = "verdict"; }
+  else {
+    const m = s.measure === null ? "" : ` (${h.measure} ${s.measure.toFixed(2)})`;
+    v.textContent = (s.healthy ? "healthy" : "stuck") + m;
+    v.className = "verdict " + (s.healthy ? "healthy" : "stuck");
+  }
+  B.state = s;
+  const log = $("log");
+  if (log.children.length !== s.log.length) {
+    log.innerHTML = "";
+    for (const a of s.log) {
+      const li = document.createElement("li");
+      li.textContent = `${fmtTime(a.time_ms / 1000)}: ${a.label}`;
+      log.appendChild(li);
+    }
+    // The load follows the last action that set it.
+    for (const k of B.info.controls.knobs.filter((k) => k.load)) B.load[k.path] = Number(k.value ?? 0);
+    for (const a of s.log) {
+      const m = a.label.match(/^live: (\S+) = (\S+)$/);
+      if (m && m[1] in B.load) B.load[m[1]] = Number(m[2]);
+    }
+    drawTipping();
+  }
+}
+
+async function poll() {
+  try {
+    const r = await fetch(`/api/state?since=${B.rows.length}&run=${B.run < 0 ? 0 : B.run}`);
+    const s = await r.json();
+    if (s.run !== B.run || s.from === 0) B.rows = [];
+    B.run = s.run;
+    B.rows.push(...s.rows);
+    showState(s);
+    redraw();
+  } catch (e) {
+    $("runstate").textContent = "server unreachable";
+  }
+  setTimeout(poll, POLL_MS);
+}
+
+async function pollTipping() {
+  const r = await fetch("/api/tipping");
+  const t = await r.json();
+  if (t.status === "running") { $("tipnote").textContent = "running a quick tipping sweep…"; setTimeout(pollTipping, 1000); return; }
+  if (t.status === "none") { $("tipnote").textContent = "no tipping picture: " + t.note; return; }
+  B.tipping = t;
+  const v = t.data.variants[0];
+  const tp = v.tipping_point === null ? "none in range" : v.tipping_point.toFixed(1);
+  $("tipnote").textContent = `From ${t.source}. Tipping point ${tp} ${t.data.unit || ""}; operating point ${v.operating_point}. The red line is the load now.`;
+  drawTipping();
+}
+
+function drawTipping() {
+  const c = $("tipping"), g = c.getContext("2d");
+  g.clearRect(0, 0, c.width, c.height);
+  if (!B.tipping) return;
+  const d = B.tipping.data, v = d.variants[0], pts = v.points;
+  if (!pts.length) return;
+  const xs = pts.map((p) => p.value);
+  const lo = Math.min(...xs), hi = Math.max(...xs);
+  const L = 40, R = c.width - 10, T = 10, Bm = c.height - 30;
+  const X = (x) => L + (R - L) * (x - lo) / ((hi - lo) || 1), Y = (p) => Bm - (Bm - T) * p;
+  g.strokeStyle = "#999"; g.strokeRect(L, T, R - L, Bm - T);
+  g.fillStyle = "#222"; g.font = "11px sans-serif";
+  g.fillText("P(collapse)", 2, T + 8); g.fillText("1", L - 10, T + 8); g.fillText("0", L - 10, Bm);
+  g.fillText(`${d.label || d.vary}: ${lo}`, L, Bm + 14); g.fillText(String(hi), R - 24, Bm + 14);
+  if (v.collapse_fit) {
+    g.strokeStyle = "#0072B2"; g.beginPath();
+    for (let i = 0; i <= 100; i++) {
+      const x = lo + (hi - lo) * i / 100;
+      const p = 1 / (1 + Math.exp(-(x - v.collapse_fit.midpoint) / v.collapse_fit.scale));
+      i ? g.lineTo(X(x), Y(p)) : g.moveTo(X(x), Y(p));
+    }
+    g.stroke();
+  }
+  g.fillStyle = "#0072B2";
+  for (const p of pts) { g.beginPath(); g.arc(X(p.value), Y(p.collapse_probability), 3, 0, 7); g.fill(); }
+  if (v.tipping_point !== null) {
+    g.setLineDash([4, 3]); g.strokeStyle = "#009E73"; g.beginPath();
+    g.moveTo(X(v.tipping_point), T); g.lineTo(X(v.tipping_point), Bm); g.stroke(); g.setLineDash([]);
+  }
+  const path = d.vary, now = B.load[path];
+  if (now !== undefined) {
+    const x = Math.min(Math.max(now, lo), hi);
+    g.strokeStyle = "#D55E00"; g.lineWidth = 2; g.beginPath(); g.moveTo(X(x), T); g.lineTo(X(x), Bm); g.stroke(); g.lineWidth = 1;
+    g.fillStyle = "#D55E00"; g.fillText(`now ${now}`, Math.min(X(x) + 3, R - 60), T + 22);
+  }
+}
+
+async function main() {
+  B.info = await (await fetch("/api/info")).json();
+  document.title = `brink live: ${B.info.name}`;
+  $("title").textContent = `${B.info.name}: ${B.info.title}`;
+  $("footer").textContent = `brink ${B.info.version} · brink serve ${B.info.name} · charts: uPlot (MIT)`;
+  buildControls();
+  buildCharts();
+  poll();
+  pollTipping();
+}
+main();

@@ -1,0 +1,274 @@
+//! The controls a live page offers for a scenario: the load of each open-loop class, the
+//! usual knobs (retry attempts, rate limit, workers, discipline), every parameter the
+//! file's variants and `[[at]]` entries change, its events (to fire now) and its variants
+//! (to apply now). A control names a key path; the server refuses any other.
+
+use crate::scenario::{Loader, Scenario, overrides};
+use serde::Serialize;
+use toml::Value;
+
+/// What values a control takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KnobKind {
+    /// A number (float or whole, as the file writes it).
+    Number,
+    /// A whole number.
+    Integer,
+    /// `true` or `false`.
+    Bool,
+    /// One of `options`.
+    Choice,
+}
+
+/// One parameter the page can change now: an `[[at]]` entry setting `path`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Knob {
+    /// The key path, as in `--set`.
+    pub path: String,
+    /// What the page calls it.
+    pub label: String,
+    pub kind: KnobKind,
+    /// The value in the file (none when the file leaves it to its default).
+    pub value: Option<serde_json::Value>,
+    /// A slider's range (numbers only).
+    pub min: f64,
+    pub max: f64,
+    /// The values of a choice.
+    pub options: Vec<String>,
+    /// True for the load of a class: the page draws it as the load slider.
+    pub load: bool,
+}
+
+/// A scenario event the page can fire now.
+#[derive(Debug, Clone, Serialize)]
+pub struct EventButton {
+    pub name: String,
+    pub label: String,
+    /// How long an occurrence lasts, seconds.
+    pub for_s: f64,
+}
+
+/// A variant the page can apply now: its assignments, as one `[[at]]` entry.
+#[derive(Debug, Clone, Serialize)]
+pub struct VariantButton {
+    pub name: String,
+    pub description: String,
+    /// (path, value) in file order.
+    #[serde(skip)]
+    pub set: Vec<(String, Value)>,
+    /// False when it changes what an intervention may not (its structure, or the `[[at]]`
+    /// list itself): the page shows it greyed with the reason.
+    pub live: bool,
+}
+
+/// Everything the page can do to a scenario.
+#[derive(Debug, Clone, Serialize)]
+pub struct Controls {
+    pub knobs: Vec<Knob>,
+    pub events: Vec<EventButton>,
+    pub variants: Vec<VariantButton>,
+}
+
+impl Controls {
+    /// The controls of `sc`, read from `loader`'s file.
+    pub fn of(loader: &Loader, sc: &Scenario) -> Self {
+        let mut knobs: Vec<Knob> = Vec::new();
+        let mut add = |path: String, label: String, seen: &[&Value], load: bool| {
+            if let Some(k) = knobs.iter_mut().find(|k| k.path == path) {
+                for v in seen {
+                    if let Value::String(s) = v
+                        && !k.options.contains(s)
+                    {
+                        k.options.push(s.clone());
+                    }
+                }
+                return;
+            }
+            let file = loader.raw_value(&path);
+            if let Some(k) = knob(path, label, file, seen, load) {
+                knobs.push(k);
+            }
+        };
+        let cfg = &sc.config;
+        let sweep_to = sc
+            .tipping
+            .as_ref()
+            .map(|t| (t.axis.path.clone(), t.axis.range.1));
+        for c in cfg.client_classes() {
+            let path = format!("class.{}.rate", c.name);
+            if loader.raw_value(&path).is_some() {
+                let mut k = vec![];
+                let top = sweep_to
+                    .as_ref()
+                    .filter(|(p, _)| *p == path)
+                    .map(|(_, to)| Value::Float(*to));
+                k.extend(top.as_ref());
+                add(path, format!("{}: load (requests/s)", c.name), &k, true);
+            }
+            add(
+                format!("class.{}.retry.max_attempts", c.name),
+                format!("{}: retry attempts", c.name),
+                &[],
+                false,
+            );
+            add(
+                format!("class.{}.rate_limit.rate", c.name),
+                format!("{}: rate limit (requests/s)", c.name),
+                &[],
+                false,
+            );
+        }
+        for p in &cfg.pools {
+            add(
+                format!("pool.{}.workers", p.name),
+                format!("{}: workers", p.name),
+                &[],
+                false,
+            );
+            let fifo = Value::String("fifo".into());
+            let lifo = Value::String("lifo".into());
+            add(
+                format!("pool.{}.discipline", p.name),
+                format!("{}: discipline", p.name),
+                &[&fifo, &lifo],
+                false,
+            );
+        }
+        let variants = loader
+            .variant_names()
+            .into_iter()
+            .map(|name| {
+                let mut set = Vec::new();
+                if let Some(Value::Table(t)) = loader.raw_value(&format!("variant.{name}.set")) {
+                    overrides::flatten(t, "", &mut set);
+                }
+                let description = sc
+                    .variants
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, d)| d.clone())
+                    .unwrap_or_default();
+                let live = set.iter().all(|(p, _)| p != "at" && !p.starts_with("at."));
+                VariantButton {
+                    name,
+                    description,
+                    set,
+                    live,
+                }
+            })
+            .collect::<Vec<_>>();
+        let mut from_file: Vec<(String, Value)> = Vec::new();
+        for v in &variants {
+            from_file.extend(v.set.iter().cloned());
+        }
+        if let Some(Value::Array(entries)) = loader.raw_value("at") {
+            for e in entries {
+                if let Some(Value::Table(t)) = e.get("set") {
+                    overrides::flatten(t, "", &mut from_file);
+                }
+            }
+        }
+        for (path, value) in &from_file {
+            if path == "at" || path.starts_with("at.") || path.ends_with(".enabled") {
+                continue;
+            }
+            add(path.clone(), path.clone(), &[value], false);
+        }
+        let events = cfg
+            .triggers
+            .iter()
+            .map(|t| EventButton {
+                name: t.name.clone(),
+                label: t.label.clone(),
+                for_s: crate::engine::time::ns_to_secs(t.for_ns),
+            })
+            .collect();
+        Self {
+            knobs,
+            events,
+            variants,
+        }
+    }
+
+    /// The control setting `path`, if the page has one.
+    pub fn knob(&self, path: &str) -> Option<&Knob> {
+        self.knobs.iter().find(|k| k.path == path)
+    }
+}
+
+/// A knob for `path` from its value in the file and values seen in variants or
+/// interventions; none for a value that is not a number, a boolean or a string.
+fn knob(
+    path: String,
+    label: String,
+    file: Option<&Value>,
+    seen: &[&Value],
+    load: bool,
+) -> Option<Knob> {
+    let sample = file.or(seen.first().copied());
+    let integer_path = path.ends_with(".workers") || path.ends_with(".max_attempts");
+    let kind = match sample {
+        Some(Value::Integer(_)) | None if integer_path => KnobKind::Integer,
+        Some(Value::Integer(_) | Value::Float(_)) | None => KnobKind::Number,
+        Some(Value::Boolean(_)) => KnobKind::Bool,
+        Some(Value::String(_)) => KnobKind::Choice,
+        Some(_) => return None,
+    };
+    let num = |v: &Value| v.as_float().or(v.as_integer().map(|i| i as f64));
+    let mut top = file.and_then(num).unwrap_or(0.0);
+    for v in seen {
+        top = top.max(num(v).unwrap_or(0.0));
+    }
+    let max = match kind {
+        KnobKind::Integer => (top * 4.0).max(10.0).round(),
+        _ if load => (top * 1.0)
+            .max(file.and_then(num).unwrap_or(0.0) * 2.0)
+            .max(1.0),
+        _ => (top * 4.0).max(100.0),
+    };
+    let mut options = Vec::new();
+    for v in file.into_iter().chain(seen.iter().copied()) {
+        if let Value::String(s) = v
+            && !options.contains(s)
+        {
+            options.push(s.clone());
+        }
+    }
+    Some(Knob {
+        path,
+        label,
+        kind,
+        value: file.and_then(|v| serde_json::to_value(v).ok()),
+        min: if kind == KnobKind::Integer { 1.0 } else { 0.0 },
+        max,
+        options,
+        load,
+    })
+}
+
+/// The TOML value of a control from the page's JSON value, or why it does not fit.
+pub fn toml_value(k: &Knob, v: &serde_json::Value) -> Result<Value, String> {
+    let bad = |what: &str| Err(format!("`{}` takes {what}; got {v}", k.path));
+    match k.kind {
+        KnobKind::Integer => match v.as_i64() {
+            Some(i) => Ok(Value::Integer(i)),
+            None => bad("a whole number"),
+        },
+        KnobKind::Number => match v.as_f64() {
+            Some(x) if x.is_finite() => Ok(match v.as_i64() {
+                Some(i) => Value::Integer(i),
+                None => Value::Float(x),
+            }),
+            _ => bad("a number"),
+        },
+        KnobKind::Bool => match v.as_bool() {
+            Some(b) => Ok(Value::Boolean(b)),
+            None => bad("true or false"),
+        },
+        KnobKind::Choice => match v.as_str() {
+            Some(s) if k.options.iter().any(|o| o == s) => Ok(Value::String(s.into())),
+            _ => bad(&format!("one of {}", k.options.join(", "))),
+        },
+    }
+}

@@ -1,0 +1,253 @@
+//! The live page in a real browser (issue 13): headless Chromium driven over the DevTools
+//! protocol loads retry-storm, fires the slowdown, sees the goodput collapse and stay
+//! down, applies a rate limit, sees it recover, and saves the session, whose replay by
+//! `brink run` writes the same rows. Screenshots go to output/live-*.png.
+//!
+//! Skipped, with a note, only when Chromium is absent and BRINK_REQUIRE_BROWSER is unset
+//! (CI sets it and installs Debian's `chromium`).
+
+use crate::serve::{save_and_replay, serve, state, wait_for};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use tungstenite::stream::MaybeTlsStream;
+use tungstenite::{Message, WebSocket};
+
+fn chromium() -> Option<PathBuf> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .flat_map(|n| {
+            std::env::var_os("PATH")
+                .into_iter()
+                .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+                .map(move |d| d.join(n))
+        })
+        .find(|p| p.is_file())
+}
+
+/// A headless browser, ended when dropped.
+struct Browser {
+    child: Child,
+    _profile: tempfile::TempDir,
+    ws: WebSocket<MaybeTlsStream<TcpStream>>,
+    id: u64,
+    /// The tab's session, once attached.
+    session: Option<String>,
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Browser {
+    fn start(bin: &PathBuf) -> Self {
+        let profile = tempfile::tempdir().unwrap();
+        let mut child = Command::new(bin)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--remote-debugging-port=0",
+                "--window-size=1500,1100",
+            ])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg("about:blank")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("chromium starts");
+        let mut url = None;
+        for line in BufReader::new(child.stderr.take().unwrap()).lines() {
+            let line = line.unwrap();
+            if let Some(i) = line.find("ws://") {
+                url = Some(line[i..].trim().to_string());
+                break;
+            }
+        }
+        let url = url.expect("chromium prints its DevTools address");
+        let (ws, _) = tungstenite::connect(url.as_str()).expect("DevTools websocket");
+        Self {
+            child,
+            _profile: profile,
+            ws,
+            id: 0,
+            session: None,
+        }
+    }
+
+    /// Opens `url` in a new tab and sends later commands to it.
+    fn open(&mut self, url: &str) {
+        let t = self.call("Target.createTarget", json!({ "url": "about:blank" }));
+        let s = self.call(
+            "Target.attachToTarget",
+            json!({ "targetId": t["targetId"], "flatten": true }),
+        );
+        self.session = s["sessionId"].as_str().map(str::to_string);
+        self.call("Page.enable", json!({}));
+        self.call("Page.navigate", json!({ "url": url }));
+    }
+
+    /// Sends a DevTools command and returns its result.
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        self.id += 1;
+        let mut msg = json!({ "id": self.id, "method": method, "params": params });
+        if let Some(s) = &self.session {
+            msg["sessionId"] = json!(s);
+        }
+        self.ws.send(Message::Text(msg.to_string().into())).unwrap();
+        loop {
+            let m = self.ws.read().unwrap();
+            if let Message::Text(t) = m {
+                let v: Value = serde_json::from_str(&t).unwrap();
+                if v["id"] == json!(self.id) {
+                    assert!(v["error"].is_null(), "{method}: {v}");
+                    return v["result"].clone();
+                }
+            }
+        }
+    }
+
+    /// Evaluates `js` in the page and returns its value.
+    fn eval(&mut self, js: &str) -> Value {
+        let r = self.call(
+            "Runtime.evaluate",
+            json!({ "expression": js, "returnByValue": true, "awaitPromise": true }),
+        );
+        assert!(r["exceptionDetails"].is_null(), "{js}: {r}");
+        r["result"]["value"].clone()
+    }
+
+    /// Waits (at most two minutes) until `js` is true in the page.
+    fn wait(&mut self, what: &str, js: &str) {
+        let start = Instant::now();
+        while self.eval(js) != json!(true) {
+            assert!(
+                start.elapsed() < Duration::from_secs(120),
+                "waited two minutes for {what} ({js})"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Waits for each step in turn.
+    fn waits(&mut self, steps: &[(&str, &str)]) {
+        for (what, js) in steps {
+            self.wait(what, js);
+        }
+    }
+
+    fn screenshot(&mut self, name: &str) {
+        let r = self.call("Page.captureScreenshot", json!({ "format": "png" }));
+        let png = base64(r["data"].as_str().unwrap());
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("output");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(name), png).unwrap();
+    }
+}
+
+fn base64(s: &str) -> Vec<u8> {
+    let val = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        _ => 63,
+    };
+    let bytes: Vec<u8> = s.bytes().filter(|&c| c != b'=').map(val).collect();
+    bytes
+        .chunks(4)
+        .flat_map(|c| {
+            let n = c.iter().fold(0u32, |a, &x| a << 6 | x as u32) << (6 * (4 - c.len()));
+            let b = n.to_be_bytes();
+            b[1..c.len()].to_vec()
+        })
+        .collect()
+}
+
+#[test]
+fn the_live_page_in_a_real_browser() {
+    let Some(bin) = chromium() else {
+        if std::env::var_os("BRINK_REQUIRE_BROWSER").is_some() {
+            panic!("BRINK_REQUIRE_BROWSER is set but no chromium is on PATH");
+        }
+        eprintln!(
+            "NOTE: live_page test skipped: no chromium on PATH (apt-get install chromium; set BRINK_REQUIRE_BROWSER=1 to make this a failure)"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve("retry-storm", &["--no-sweep", "--speed", "60"], dir.path());
+    let a = s.addr.clone();
+    let mut b = Browser::start(&bin);
+    b.open(&format!("http://{a}/"));
+    b.wait("the page", "!!(window.brink && window.brink.state)");
+    // Controls come from the scenario: the load slider, the event, the knobs.
+    b.waits(&[
+        (
+            "the controls",
+            "!!document.querySelector('button[data-event=slowdown]')",
+        ),
+        ("a minute of rows", "window.brink.rows.length >= 12"),
+        ("the healthy verdict", "window.brink.state.healthy === true"),
+    ]);
+    b.eval("document.querySelector('button[data-event=slowdown]').click(); true");
+    // The goodput collapses and stays down long after the 20 s slowdown.
+    b.eval(
+        "window.brink.fired = window.brink.state.now_s; \
+         fetch('/api/control', {method: 'POST', body: JSON.stringify({control: 'speed', value: 600})}).then(() => true)",
+    );
+    b.wait("stuck", "window.brink.state.healthy === false");
+    b.wait(
+        "three minutes after the slowdown",
+        "window.brink.state.now_s > window.brink.fired + 200",
+    );
+    let st = state(&a);
+    assert_eq!(
+        st["healthy"], false,
+        "still stuck long after the slowdown: {st}"
+    );
+    let good = b.eval(
+        "(() => { const i = window.brink.info.columns.indexOf('request.goodput_per_s'); \
+          const r = window.brink.rows.slice(-6); return r.reduce((s, x) => s + x[i], 0) / r.length; })()",
+    );
+    assert!(
+        good.as_f64().unwrap() < 0.1 * 70.0,
+        "goodput while stuck {good}"
+    );
+    b.screenshot("live-stuck.png");
+    // The rate limit, through its knob on the page.
+    b.eval(
+        "document.querySelector('input[data-path=\"class.request.rate_limit.rate\"]').value = 80; \
+         document.querySelector('button[data-path=\"class.request.rate_limit.rate\"]').click(); true",
+    );
+    b.waits(&[
+        (
+            "the action in the log",
+            "window.brink.state.log.length === 2",
+        ),
+        ("recovery", "window.brink.state.healthy === true"),
+        ("the chart updates", "window.brink.updates > 20"),
+    ]);
+    b.screenshot("live.png");
+    // Save the session and replay it: the same rows.
+    control_speed(&a);
+    let st = wait_for(&a, "the end", |s| s["status"] == "finished");
+    assert_eq!(st["healthy"], true, "{st}");
+    let (live, run) = save_and_replay(&a, dir.path());
+    assert_eq!(
+        live, run,
+        "brink run of the saved session writes the live rows"
+    );
+}
+
+fn control_speed(a: &str) {
+    let (status, j) = crate::serve::control(a, r#"{"control": "speed", "value": 100000}"#);
+    assert_eq!(status, 200, "{j}");
+}
