@@ -523,6 +523,7 @@ mod tests {
     fn outage(start_s: f64) -> Marker {
         Marker {
             kind: MarkerKind::Event,
+            name: "outage".into(),
             label: "outage".into(),
             start_s,
             end_s: Some(start_s + 0.001),

@@ -31,7 +31,7 @@ pub enum ScenarioError {
         msg: String,
     },
     /// A key has a bad value, a bad type, or is unknown.
-    #[error("{place}: `{path}`: {msg}")]
+    #[error("{place}: `{}`: {msg}", printable(path))]
     Invalid {
         /// `file:line:column`, or the `--set`/variant/intervention that supplied the value.
         place: String,
@@ -123,6 +123,24 @@ fn toml_found(what: &str) -> String {
         "map" => "a table".into(),
         "datetime" => "a date-time".into(),
         _ => what.to_string(),
+    }
+}
+
+/// A key path as a message shows it: control characters (a newline in a quoted TOML key)
+/// escaped, so that the message stays on one line.
+pub fn printable(path: &str) -> String {
+    if path.chars().any(char::is_control) {
+        path.chars()
+            .flat_map(|c| {
+                if c.is_control() {
+                    c.escape_default().collect::<Vec<_>>()
+                } else {
+                    vec![c]
+                }
+            })
+            .collect()
+    } else {
+        path.to_string()
     }
 }
 

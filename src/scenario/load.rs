@@ -107,7 +107,7 @@ impl Loader {
             let (line, col) = e.span().map(|s| line_col(&text, s.start)).unwrap_or((1, 1));
             ScenarioError::Syntax {
                 place: format!("{file}:{line}:{col}"),
-                msg: e.message().trim().to_string(),
+                msg: toml_message(e.message()),
             }
         })?;
         Ok(Self {
@@ -660,4 +660,19 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
     // Columns count characters, not bytes (a `µs` earlier on the line is one column).
     let col = before[line_start..].chars().count() + 1;
     (line, col)
+}
+
+/// The TOML reader's message, with the one that leaks a Rust type for an integer beyond 64
+/// bits put in TOML's words.
+fn toml_message(msg: &str) -> String {
+    let msg = msg.trim();
+    match msg.strip_prefix("invalid type: integer ") {
+        Some(rest) if rest.contains(" as i128") => {
+            let n = rest.split(" as i128").next().unwrap_or("");
+            format!(
+                "integer {n} is too large: TOML integers are 64-bit (at most 9223372036854775807)"
+            )
+        }
+        _ => msg.to_string(),
+    }
 }
