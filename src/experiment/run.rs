@@ -6,6 +6,7 @@ use super::observe::{Observer, RunWritten};
 use super::{Error, create_dir, write_file, write_sidecar};
 use crate::export;
 use crate::model::{self, RunResult, Simulation};
+use crate::report::queueing::Mmc;
 use crate::report::timeline;
 use crate::scenario::{Provenance, Scenario};
 use std::path::{Path, PathBuf};
@@ -36,7 +37,7 @@ pub fn run_and_write(sc: &Scenario, out: &Path, obs: &dyn Observer) -> Result<Ru
     obs.run_stopped();
     let result = result?;
     let dir = output_dir(out, sc);
-    write_outputs(&dir, &sc.provenance, &result)?;
+    write_outputs(&dir, &sc.provenance, &result, Mmc::of(sc).as_ref())?;
     let written = RunWritten {
         scenario: sc.name.clone(),
         dir,
@@ -53,11 +54,30 @@ pub fn run_and_write(sc: &Scenario, out: &Path, obs: &dyn Observer) -> Result<Ru
     Ok(written)
 }
 
+/// The files a run writes into its folder, `run.provenance.json` last (the timeline's
+/// zoomed view only when the scenario asks for one).
+pub fn run_files(zoom: bool) -> Vec<&'static str> {
+    let mut files = vec![
+        "summary.json",
+        "timeseries.csv",
+        "events.csv",
+        "timeline.png",
+        "timeline.svg",
+    ];
+    if zoom {
+        files.extend(["timeline-zoom.png", "timeline-zoom.svg"]);
+    }
+    files.push("run.provenance.json");
+    files
+}
+
 /// Writes a run's files into `dir` (created if needed), `run.provenance.json` last.
+/// `theory` (a textbook queue) adds reference lines to the timeline.
 pub fn write_outputs(
     dir: &Path,
     produced_by: &Provenance,
     result: &RunResult,
+    theory: Option<&Mmc>,
 ) -> Result<(), Error> {
     create_dir(dir)?;
     write_file(
@@ -72,14 +92,7 @@ pub fn write_outputs(
         &dir.join("events.csv"),
         &export::events_csv(&result.markers),
     )?;
-    let mut files = vec![
-        "summary.json",
-        "timeseries.csv",
-        "events.csv",
-        "timeline.png",
-        "timeline.svg",
-    ];
-    let panels = timeline::default_panels(&result.series);
+    let panels = timeline::default_panels(&result.series, theory);
     timeline::write(dir, &result.title, &result.series, &result.markers, &panels)
         .map_err(|e| Error::io(&dir.join("timeline.png"), e))?;
     if let Some((from, to)) = result.zoom {
@@ -89,11 +102,12 @@ pub fn write_outputs(
             &result.title,
             &result.series,
             &result.markers,
-            from,
-            to,
+            (from, to),
+            theory,
         )
         .map_err(|e| Error::io(&dir.join("timeline-zoom.png"), e))?;
-        files.extend(["timeline-zoom.png", "timeline-zoom.svg"]);
     }
+    let mut files = run_files(result.zoom.is_some());
+    files.pop();
     write_sidecar(dir, "run", produced_by, &files)
 }

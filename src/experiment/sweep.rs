@@ -548,8 +548,17 @@ pub fn write_outputs(dir: &Path, plan: &Plan, runs: &[Run]) -> Result<SweepRepor
             phase_plot::write_phase(dir, &map).map_err(|e| Error::io(&p, e))?;
         }
     }
-    let files = ["csv", "json", "png", "svg"].map(|ext| format!("{stem}.{ext}"));
+    let mut files = sweep_files(plan.kind);
+    files.pop();
     let files: Vec<&str> = files.iter().map(String::as_str).collect();
     write_sidecar(dir, stem, &plan.provenance, &files)?;
     Ok(r)
+}
+
+/// The files a whole sweep of `kind` writes into its folder, its provenance sidecar last.
+pub fn sweep_files(kind: Kind) -> Vec<String> {
+    let stem = kind.stem();
+    ["csv", "json", "png", "svg", "provenance.json"]
+        .map(|ext| format!("{stem}.{ext}"))
+        .to_vec()
 }
