@@ -121,7 +121,7 @@ pub fn verdict(r: &SweepReport) -> String {
     };
     let mut out = match holds(b) {
         Some(true) => match b.headroom {
-            Some(h) => format!("holds: tips at {}x its load", short(Some(h))),
+            Some(h) => format!("holds: tips at {h:.2}x its load"),
             None => "holds: does not tip in the swept range".into(),
         },
         Some(false) => "tips at its own load: a trigger is enough".into(),
@@ -171,7 +171,7 @@ code{background:#f2f2f2;padding:0 .2em;border-radius:3px;overflow-wrap:anywhere}
 table{border-collapse:collapse;margin:.5em 0}
 td,th{border:1px solid #ccc;padding:.3em .7em;text-align:right;vertical-align:top}
 td:first-child,th:first-child{text-align:left}
-td.text{text-align:left;min-width:16em}
+td.text,th.text{text-align:left;min-width:16em}
 th{background:#f4f4f4}
 section.scenario{border-top:3px solid #888;margin-top:2.5em;padding-top:.5em}
 .case{background:#fff6e6;border-left:4px solid #e69f00;padding:.5em 1em;margin:.8em 0}
@@ -232,7 +232,7 @@ fn table(out: &mut String, rows: &[Vec<String>], text_cols: &[usize]) {
         let tag = if i == 0 { "th" } else { "td" };
         out.push_str("<tr>");
         for (k, c) in row.iter().enumerate() {
-            let class = if i > 0 && text_cols.contains(&k) {
+            let class = if text_cols.contains(&k) {
                 " class=\"text\""
             } else {
                 ""
@@ -339,7 +339,12 @@ fn section(out: &mut String, s: &Section) {
         if let Some(src) = source {
             let _ = write!(out, "<i>Source: {}</i>. ", linkify(src));
         }
-        let _ = writeln!(out, "{}</p></div>", linkify(story));
+        let mut chars = story.chars();
+        let story: String = chars
+            .next()
+            .map(|c| c.to_uppercase().chain(chars).collect())
+            .unwrap_or_default();
+        let _ = writeln!(out, "{}</p></div>", linkify(&story));
     }
     if !s.description.trim().is_empty() {
         out.push_str(&markdown(&s.description));
