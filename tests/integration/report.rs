@@ -156,8 +156,9 @@ fn every_picture_and_link_of_the_report_resolves() {
     // the table across scenarios first; a footer with the version.
     assert!(page.contains("<meta name=\"viewport\" content=\"width=device-width"));
     assert_eq!(page.matches("<th>headroom</th>").count(), 2, "{page}");
-    let overview = page
-        .find("<th>operating point</th><th>tipping point</th><th>headroom</th><th>verdict</th>");
+    let overview = page.find(
+        "<th>operating point</th><th>tipping point</th><th>headroom</th><th class=\"text\">verdict</th>",
+    );
     let first_section = page.find("<section").unwrap();
     assert!(overview.is_some_and(|i| i < first_section), "{page}");
     assert!(page.contains(&format!("brink {}", env!("CARGO_PKG_VERSION"))));
