@@ -36,7 +36,7 @@ mod tests;
 pub use events_csv::events_csv;
 pub use hysteresis_csv::hysteresis_csv;
 pub use hysteresis_json::hysteresis_json;
-pub use index_html::{Section, index_html};
+pub use index_html::{Page, RunView, Section, index_html};
 pub use phase_json::phase_json;
 pub use shard_json::{ShardFile, shard_json};
 pub use summary_json::summary_json;

@@ -11,6 +11,7 @@ pub mod hysteresis_plot;
 pub mod logistic;
 pub mod phase;
 pub mod phase_plot;
+pub mod queueing;
 pub mod sweep;
 pub mod sweep_plot;
 pub mod sweep_table;

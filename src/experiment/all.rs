@@ -5,9 +5,9 @@
 use super::observe::{Observer, Quiet, RunWritten, SweepWritten};
 use super::plan::Kind;
 use super::source::Source;
-use super::sweep::{Sweep, Variants};
+use super::sweep::{self, Sweep, Variants};
 use super::{Error, create_dir, run, write_file};
-use crate::export::{self, Section};
+use crate::export::{self, Page, RunView, Section};
 use crate::scenario::{Loader, Scenario};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -174,17 +174,81 @@ pub fn run_all(
             .iter_mut()
             .find(|(name, _)| *name == sc.name)
             .and_then(|(_, r)| r.take());
+        let runs = std::iter::once(sc)
+            .chain(&t.variants)
+            .map(run_view)
+            .collect();
+        let sweep_files = [
+            (t.tipping.is_some(), Kind::Tipping),
+            (t.phase.is_some(), Kind::Phase),
+        ]
+        .into_iter()
+        .filter(|(has, _)| *has)
+        .flat_map(|(_, kind)| sweep::sweep_files(kind))
+        .collect();
         sections.push(Section {
             name: sc.name.clone(),
             title: sc.title.clone(),
             description: sc.description.clone(),
             case: sc.case.clone(),
+            runs,
             tipping,
             phase: t.phase.is_some(),
+            sweep_files,
         });
     }
+    let page = Page {
+        brink: env!("CARGO_PKG_VERSION").to_string(),
+        command: shell_words(crate::scenario::provenance::command_line()),
+        sections,
+    };
     create_dir(out)?;
-    let page = out.join("index.html");
-    write_file(&page, &export::index_html(&sections))?;
-    Ok(page)
+    let path = out.join("index.html");
+    write_file(&path, &export::index_html(&page))?;
+    Ok(path)
+}
+
+/// What the page shows of one run: its folder relative to the page, its files, and for a
+/// variant its name and description.
+fn run_view(sc: &Scenario) -> RunView {
+    let dir = run::output_dir(Path::new(""), sc);
+    RunView {
+        variant: sc.variant.clone(),
+        description: sc
+            .variants
+            .iter()
+            .find(|(n, _)| Some(n) == sc.variant.as_ref())
+            .map(|(_, d)| d.clone())
+            .unwrap_or_default(),
+        dir: dir
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join("/"),
+        files: run::run_files(sc.zoom.is_some())
+            .into_iter()
+            .map(String::from)
+            .collect(),
+    }
+}
+
+/// A command line as one could type it again: arguments with characters a shell reads
+/// are single-quoted. `brink all` when called as a library.
+fn shell_words(args: &[String]) -> String {
+    if args.is_empty() {
+        return "brink all".into();
+    }
+    args.iter()
+        .map(|a| {
+            let plain = !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@+".contains(c));
+            if plain {
+                a.clone()
+            } else {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }

@@ -6,6 +6,7 @@ use super::observe::{Observer, RunWritten};
 use super::{Error, Outputs};
 use crate::export;
 use crate::model::{self, RunResult, Simulation};
+use crate::report::queueing::Mmc;
 use crate::report::timeline;
 use crate::scenario::{Provenance, Scenario};
 use std::path::{Path, PathBuf};
@@ -36,7 +37,7 @@ pub fn run_and_write(sc: &Scenario, dir: &Path, obs: &dyn Observer) -> Result<Ru
     let result = Simulation::checked(sc, 0).and_then(|s| s.with_progress(simulated_ns).run());
     obs.run_stopped();
     let result = result?;
-    write_outputs(dir, &sc.provenance, &result)?;
+    write_outputs(dir, &sc.provenance, &result, Mmc::of(sc).as_ref())?;
     let written = RunWritten {
         scenario: sc.name.clone(),
         dir: dir.to_path_buf(),
@@ -56,12 +57,31 @@ pub fn run_and_write(sc: &Scenario, dir: &Path, obs: &dyn Observer) -> Result<Ru
 /// The files of a run that has a zoom window; a run without one removes a previous run's.
 const ZOOM_FILES: [&str; 2] = ["timeline-zoom.png", "timeline-zoom.svg"];
 
+/// The files a run writes into its folder, `run.provenance.json` last (the timeline's
+/// zoomed view only when the scenario asks for one).
+pub fn run_files(zoom: bool) -> Vec<&'static str> {
+    let mut files = vec![
+        "summary.json",
+        "timeseries.csv",
+        "events.csv",
+        "timeline.png",
+        "timeline.svg",
+    ];
+    if zoom {
+        files.extend(ZOOM_FILES);
+    }
+    files.push("run.provenance.json");
+    files
+}
+
 /// Writes a run's files into `dir` (created if needed), all together or none;
-/// `run.provenance.json` last.
+/// `run.provenance.json` last. `theory` (a textbook queue) adds reference lines to the
+/// timeline.
 pub fn write_outputs(
     dir: &Path,
     produced_by: &Provenance,
     result: &RunResult,
+    theory: Option<&Mmc>,
 ) -> Result<(), Error> {
     let out = Outputs::begin(dir, "run")?.replacing(&ZOOM_FILES);
     out.write(
@@ -70,7 +90,7 @@ pub fn write_outputs(
     )?;
     out.write("timeseries.csv", &export::timeseries_csv(&result.series))?;
     out.write("events.csv", &export::events_csv(&result.markers))?;
-    let panels = timeline::default_panels(&result.series);
+    let panels = timeline::default_panels(&result.series, theory);
     out.draw("timeline.png", |stage| {
         timeline::write(
             stage,
@@ -88,8 +108,8 @@ pub fn write_outputs(
                 &result.title,
                 &result.series,
                 &result.markers,
-                from,
-                to,
+                (from, to),
+                theory,
             )
         })?;
     }

@@ -549,3 +549,11 @@ pub fn write_outputs(dir: &Path, plan: &Plan, runs: &[Run]) -> Result<SweepRepor
     out.commit()?;
     Ok(r)
 }
+
+/// The files a whole sweep of `kind` writes into its folder, its provenance sidecar last.
+pub fn sweep_files(kind: Kind) -> Vec<String> {
+    let stem = kind.stem();
+    ["csv", "json", "png", "svg", "provenance.json"]
+        .map(|ext| format!("{stem}.{ext}"))
+        .to_vec()
+}

@@ -1,10 +1,11 @@
 //! The tipping curve picture, drawn from the sweep report only: measure against the swept
 //! value, both branches with their seed spread, the three regions shaded and named, the
-//! operating, tipping and overload points marked, a headroom table. The phase map is drawn
+//! operating, tipping and overload points marked, each design's headroom in its caption
+//! (the table is the console's and the report page's). The phase map is drawn
 //! in [`super::phase_plot`], which shares the layout helpers here.
 
 use super::figure::{self, Figure};
-use super::sweep::{Cell, Region, SweepReport, headroom_rows, short};
+use super::sweep::{Cell, Region, SweepReport, short};
 use super::timeline::PALETTE;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -83,10 +84,7 @@ impl Figure for TippingFigure<'_> {
     fn size(&self) -> (u32, u32) {
         let (cols, rows) = grid(self.0.variants.len());
         let w = if cols == 1 { 1100 } else { 1500 };
-        (
-            w,
-            110 + 420 * rows as u32 + 30 * (self.0.variants.len() as u32 + 2),
-        )
+        (w, 110 + 420 * rows as u32)
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Res {
@@ -117,12 +115,13 @@ impl Figure for TippingFigure<'_> {
             ("sans-serif", 16).into_font(),
         ))
         .map_err(err)?;
-        let (body, table) = rest.split_vertically(420 * rows as u32);
-        let areas = body.split_evenly((rows, cols));
+        // The headroom of each design is in its panel's caption; the table is printed by
+        // `brink tipping` and shown once on the report page.
+        let areas = rest.split_evenly((rows, cols));
         for (v, area) in r.variants.iter().zip(areas.iter()) {
             draw_tipping_panel(area, r, v)?;
         }
-        draw_table(&table, r)
+        Ok(())
     }
 }
 
@@ -311,26 +310,5 @@ fn draw_tipping_panel<DB: DrawingBackend>(
         .label_font(("sans-serif", 14))
         .draw()
         .map_err(err)?;
-    Ok(())
-}
-
-fn draw_table<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &SweepReport) -> Res {
-    let rows = headroom_rows(r);
-    let xs = [20, 300, 430, 560, 690, 900];
-    for (i, row) in rows.iter().enumerate() {
-        let font = if i == 0 {
-            ("sans-serif", 16).into_font().style(FontStyle::Bold)
-        } else {
-            ("sans-serif", 16).into_font()
-        };
-        for (x, cell) in xs.iter().zip(row) {
-            area.draw(&Text::new(
-                cell.clone(),
-                (*x, 10 + 26 * i as i32),
-                font.clone(),
-            ))
-            .map_err(err)?;
-        }
-    }
     Ok(())
 }

@@ -20,6 +20,7 @@ mod phase;
 mod populations;
 mod provenance;
 mod queueing;
+mod report;
 mod retries;
 mod retry_amplification;
 mod retry_storm;
