@@ -9,6 +9,7 @@ pub mod human_time;
 pub mod hysteresis;
 pub mod hysteresis_plot;
 pub mod logistic;
+pub mod markers;
 pub mod phase;
 pub mod phase_plot;
 pub mod queueing;

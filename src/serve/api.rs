@@ -250,26 +250,7 @@ fn control(app: &App, req: &mut Request) -> Result<Json, Refusal> {
             let e = field("event")?
                 .as_str()
                 .ok_or_else(|| (400, "`event` must be a string".to_string()))?;
-            let Some(b) = app.controls.events.iter().find(|b| b.name == e) else {
-                let known: Vec<&str> = app
-                    .controls
-                    .events
-                    .iter()
-                    .map(|b| b.name.as_str())
-                    .collect();
-                return Err((
-                    400,
-                    format!(
-                        "no event `{e}` (events: {}){}",
-                        if known.is_empty() {
-                            "none".to_string()
-                        } else {
-                            known.join(", ")
-                        },
-                        crate::scenario::validate::did_you_mean(e, known.iter().copied())
-                    ),
-                ));
-            };
+            let b = by_name(&app.controls.events, e, "event", |b| &b.name)?;
             Command::Act(Action {
                 time_ms: 0,
                 label: format!("live: fire {}", b.name),
@@ -281,26 +262,7 @@ fn control(app: &App, req: &mut Request) -> Result<Json, Refusal> {
             let v = field("name")?
                 .as_str()
                 .ok_or_else(|| (400, "`name` must be a string".to_string()))?;
-            let Some(b) = app.controls.variants.iter().find(|b| b.name == v) else {
-                let known: Vec<&str> = app
-                    .controls
-                    .variants
-                    .iter()
-                    .map(|b| b.name.as_str())
-                    .collect();
-                return Err((
-                    400,
-                    format!(
-                        "no variant `{v}` (variants: {}){}",
-                        if known.is_empty() {
-                            "none".to_string()
-                        } else {
-                            known.join(", ")
-                        },
-                        crate::scenario::validate::did_you_mean(v, known.iter().copied())
-                    ),
-                ));
-            };
+            let b = by_name(&app.controls.variants, v, "variant", |b| &b.name)?;
             if !b.live {
                 return Err((
                     422,
@@ -338,4 +300,30 @@ fn control(app: &App, req: &mut Request) -> Result<Json, Refusal> {
         Ok(Err(msg)) => Err((422, msg)),
         Err(_) => Err((503, "the run thread did not answer".to_string())),
     }
+}
+
+/// The item of `items` called `name`, or a 400 naming what there is (`what`: `event`,
+/// `variant`) with a did-you-mean.
+fn by_name<'a, T>(
+    items: &'a [T],
+    name: &str,
+    what: &str,
+    name_of: impl Fn(&T) -> &String,
+) -> Result<&'a T, (u16, String)> {
+    if let Some(b) = items.iter().find(|b| name_of(b) == name) {
+        return Ok(b);
+    }
+    let known: Vec<&str> = items.iter().map(|b| name_of(b).as_str()).collect();
+    let list = if known.is_empty() {
+        "none".to_string()
+    } else {
+        known.join(", ")
+    };
+    Err((
+        400,
+        format!(
+            "no {what} `{name}` ({what}s: {list}){}",
+            crate::scenario::validate::did_you_mean(name, known.iter().copied())
+        ),
+    ))
 }
