@@ -179,6 +179,10 @@ enum Command {
         /// Do not run a quick tipping sweep when OUT has no tipping.json.
         #[arg(long)]
         no_sweep: bool,
+        /// How long the live run goes on, e.g. `2h` (default: the file's `duration`); the
+        /// page's "extend" button runs on further.
+        #[arg(long, value_name = "DURATION")]
+        duration: Option<String>,
     },
     /// Print a shell completion script to stdout, e.g.
     /// `brink completions bash > ~/.local/share/bash-completion/completions/brink`.
@@ -307,6 +311,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             speed,
             out,
             no_sweep,
+            duration,
         } => {
             use brink::serve::{Options, ServeError, Server};
             let loader = Loader::resolve(&file)?;
@@ -316,6 +321,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                 speed,
                 out,
                 sweep: !no_sweep,
+                duration,
             };
             let server = Server::start(loader, &opts).map_err(|e| match e {
                 ServeError::Scenario(s) => anyhow::Error::new(s),

@@ -6,7 +6,8 @@
 //!
 //! | file | owns |
 //! |---|---|
-//! | [`session`] | the run thread: the clock, the actions, the session's text |
+//! | [`session`] | the run thread: the clock, the actions, resets and extensions |
+//! | [`text`] | the session's text: the file set up (seed, variant, duration) and its actions |
 //! | [`controls`] | which controls a scenario gets (load, knobs, events, variants) |
 //! | [`api`] | the HTTP routes, the checks on every request, the JSON errors |
 //! | [`tipping`] | the tipping picture: `tipping.json` from the output folder, or a quick sweep |
@@ -16,10 +17,11 @@ pub mod api;
 pub mod controls;
 pub mod page;
 pub mod session;
+pub mod text;
 pub mod tipping;
 
 use crate::engine::time::ns_to_secs;
-use crate::scenario::{Loader, ScenarioError};
+use crate::scenario::{Loader, Override, ScenarioError};
 use api::{App, Tipping};
 use serde_json::json;
 use session::Live;
@@ -40,6 +42,8 @@ pub struct Options {
     pub out: PathBuf,
     /// Run a quick tipping sweep when the output folder has none.
     pub sweep: bool,
+    /// How long the run goes on, as typed (the file's `duration` when not given).
+    pub duration: Option<String>,
 }
 
 /// Why the server could not start.
@@ -51,6 +55,10 @@ pub enum ServeError {
     Bind { addr: SocketAddr, cause: String },
     #[error("speed {0} is outside {lo} to {hi} simulated seconds per second", lo = session::SPEED_RANGE.0, hi = session::SPEED_RANGE.1)]
     Speed(f64),
+    #[error(transparent)]
+    Budget(#[from] crate::model::SimError),
+    #[error("{0}")]
+    Text(String),
 }
 
 /// A server that has bound its address and started its run thread.
@@ -67,7 +75,28 @@ impl Server {
         if !(lo..=hi).contains(&opts.speed) {
             return Err(ServeError::Speed(opts.speed));
         }
-        let sc = loader.load(None, &[])?;
+        let file = loader.load(None, &[])?;
+        // The session as it starts: the file, run for `--duration` if given (checked as an
+        // override of the file's `duration`, and against the memory ceiling).
+        let sets: Vec<Override> = opts
+            .duration
+            .iter()
+            .map(|d| {
+                Override::new(
+                    "duration",
+                    toml::Value::String(d.clone()),
+                    format!("--duration {d}"),
+                )
+            })
+            .collect();
+        let sc = loader.load(None, &sets)?;
+        crate::model::budget::check_before(&sc).map_err(ServeError::Budget)?;
+        let design = text::Design {
+            duration: opts.duration.as_ref().map(|_| sc.duration),
+            ..text::Design::of_file(file.seed)
+        };
+        let first =
+            text::session_text(loader.text(), file.seed, &design, &[]).map_err(ServeError::Text)?;
         let addr = SocketAddr::new(opts.bind, opts.port);
         let http = tiny_http::Server::http(addr).map_err(|e| ServeError::Bind {
             addr,
@@ -96,21 +125,7 @@ impl Server {
             "health": health,
             "version": env!("CARGO_PKG_VERSION"),
         });
-        let live = Arc::new(Mutex::new(Live {
-            run: 0,
-            seed: sc.seed,
-            now_s: 0.0,
-            end_s: ns_to_secs(sc.duration),
-            status: "running",
-            speed: opts.speed,
-            achieved_speed: 0.0,
-            updates_per_s: 0.0,
-            measure: None,
-            healthy: None,
-            log: vec![],
-            error: None,
-            rows: vec![],
-        }));
+        let live = Arc::new(Mutex::new(Live::new(&sc, opts.speed, &first)));
         let picture = match tipping::from_output(&opts.out, &loader) {
             Some(j) => Tipping::Ready(
                 j,
@@ -143,12 +158,12 @@ impl Server {
         let (tx, rx) = std::sync::mpsc::channel();
         {
             let (l, s, speed) = (loader.clone(), live.clone(), opts.speed);
-            std::thread::spawn(move || session::run_thread(l, speed, s, rx));
+            std::thread::spawn(move || session::run_thread(l, design, speed, s, rx));
         }
         let app = Arc::new(App {
             name: loader.name.clone(),
             text: loader.text().to_string(),
-            file_seed: sc.seed,
+            extend_by: file.duration,
             info,
             controls,
             columns: schema,

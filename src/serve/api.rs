@@ -4,7 +4,8 @@
 
 use super::controls::{self, Controls};
 use super::page;
-use super::session::{Action, Command, Live, Reply, SPEED_RANGE, session_text};
+use super::session::{Action, Command, Live, Reply, SPEED_RANGE};
+use super::text::Variant;
 use serde_json::{Value as Json, json};
 use std::io::Read;
 use std::sync::mpsc::Sender;
@@ -32,7 +33,8 @@ pub enum Tipping {
 pub struct App {
     pub name: String,
     pub text: String,
-    pub file_seed: u64,
+    /// How much longer `extend` runs when the page does not say: the file's duration.
+    pub extend_by: crate::engine::time::SimTime,
     pub info: Json,
     pub controls: Controls,
     /// The time-series schema of the run.
@@ -136,14 +138,13 @@ fn tipping(app: &App) -> Json {
     }
 }
 
-/// The session as a scenario file: the original text, the seed in use, and an `[[at]]`
-/// entry per action.
+/// The session as a scenario file: the file as the session was set up (seed, variant,
+/// duration), and an `[[at]]` entry per action.
 fn session(app: &App) -> Response<std::io::Cursor<Vec<u8>>> {
-    let (seed, log) = match app.live.lock() {
-        Ok(l) => (l.seed, l.log.clone()),
-        Err(_) => (app.file_seed, vec![]),
+    let text = match app.live.lock() {
+        Ok(l) => l.text.to_string(),
+        Err(_) => app.text.clone(),
     };
-    let text = session_text(&app.text, seed, app.file_seed, &log);
     Response::from_data(text.into_bytes())
         .with_header(header("Content-Type", "application/toml; charset=utf-8"))
         .with_header(header(
@@ -164,8 +165,8 @@ fn timeseries(app: &App) -> Response<std::io::Cursor<Vec<u8>>> {
         .with_header(header("Content-Type", "text/csv; charset=utf-8"))
 }
 
-const CONTROLS: [&str; 8] = [
-    "pause", "resume", "reset", "seed", "speed", "set", "fire", "variant",
+const CONTROLS: [&str; 9] = [
+    "pause", "resume", "reset", "seed", "speed", "extend", "set", "fire", "variant",
 ];
 
 /// Reads the JSON body (bounded) and carries out the control.
@@ -200,13 +201,61 @@ fn control(app: &App, req: &mut Request) -> Result<Json, Refusal> {
     let cmd = match name {
         "pause" => Command::Pause,
         "resume" => Command::Resume,
-        "reset" => Command::Reset,
+        "reset" => match obj.get("variant") {
+            None => Command::Reset(None),
+            Some(Json::Null) => Command::Reset(Some(None)),
+            Some(Json::String(v)) => {
+                let b = by_name(&app.controls.variants, v, "variant", |b| &b.name)?;
+                Command::Reset(Some(Some(Variant {
+                    name: b.name.clone(),
+                    set: b.set.clone(),
+                })))
+            }
+            Some(v) => {
+                return Err((
+                    400,
+                    format!(
+                        "`variant` takes a variant's name, or null for the file as it is; got {v}"
+                    ),
+                ));
+            }
+        },
         "seed" => {
             let v = field("value")?;
             Command::Seed(
                 v.as_u64()
-                    .ok_or_else(|| (400, format!("`seed` takes a whole number from 0; got {v}")))?,
+                    .filter(|s| i64::try_from(*s).is_ok())
+                    .ok_or_else(|| {
+                        (
+                            400,
+                            format!(
+                                "`seed` takes a whole number from 0 to {}; got {v}",
+                                i64::MAX
+                            ),
+                        )
+                    })?,
             )
+        }
+        "extend" => {
+            let by = match obj.get("by") {
+                None => app.extend_by,
+                Some(Json::String(t)) => crate::engine::time::parse_duration(t)
+                    .ok()
+                    .filter(|d| *d > 0)
+                    .ok_or_else(|| {
+                        (
+                            400,
+                            format!("`by` takes a duration such as \"30m\"; got {t:?}"),
+                        )
+                    })?,
+                Some(v) => {
+                    return Err((
+                        400,
+                        format!("`by` takes a duration such as \"30m\"; got {v}"),
+                    ));
+                }
+            };
+            Command::Extend(by)
         }
         "speed" => {
             let v = field("value")?;
@@ -267,7 +316,7 @@ fn control(app: &App, req: &mut Request) -> Result<Json, Refusal> {
                 return Err((
                     422,
                     format!(
-                        "variant `{v}` changes the [[at]] list; choose it with `brink run --variant {v}`"
+                        "variant `{v}` replaces the [[at]] list, so it cannot start in the middle of a run; start over with it: {{\"control\": \"reset\", \"variant\": \"{v}\"}}"
                     ),
                 ));
             }

@@ -3,6 +3,7 @@
 //! file's variants and `[[at]]` entries change, its events (to fire now) and its variants
 //! (to apply now). A control names a key path; the server refuses any other.
 
+use crate::engine::time::parse_duration;
 use crate::scenario::{Loader, Scenario, overrides};
 use serde::Serialize;
 use toml::Value;
@@ -17,9 +18,17 @@ pub enum KnobKind {
     Integer,
     /// `true` or `false`.
     Bool,
-    /// One of `options`.
+    /// One of `options` (a pool's discipline).
     Choice,
+    /// A duration such as `250ms` or `2m`.
+    Duration,
+    /// Any other word the file takes there (`options` are the ones seen in the file);
+    /// the loader checks it.
+    Text,
 }
+
+/// The longest text a control takes.
+pub const MAX_TEXT: usize = 200;
 
 /// One parameter the page can change now: an `[[at]]` entry setting `path`.
 #[derive(Debug, Clone, Serialize)]
@@ -57,8 +66,10 @@ pub struct VariantButton {
     /// (path, value) in file order.
     #[serde(skip)]
     pub set: Vec<(String, Value)>,
-    /// False when it changes what an intervention may not (its structure, or the `[[at]]`
-    /// list itself): the page shows it greyed with the reason.
+    /// The same, as the page reads them.
+    pub values: serde_json::Map<String, serde_json::Value>,
+    /// False when it replaces the `[[at]]` list: it can only start a run (a reset with
+    /// it), not be applied in the middle of one.
     pub live: bool,
 }
 
@@ -139,21 +150,24 @@ impl Controls {
             .variant_names()
             .into_iter()
             .map(|name| {
-                let mut set = Vec::new();
-                if let Some(Value::Table(t)) = loader.raw_value(&format!("variant.{name}.set")) {
-                    overrides::flatten(t, "", &mut set);
-                }
+                let v = super::text::Variant::of(loader, &name);
+                let live = v.as_ref().is_some_and(|v| !v.replaces_timeline());
+                let set = v.map(|v| v.set).unwrap_or_default();
                 let description = sc
                     .variants
                     .iter()
                     .find(|(n, _)| *n == name)
                     .map(|(_, d)| d.clone())
                     .unwrap_or_default();
-                let live = set.iter().all(|(p, _)| p != "at" && !p.starts_with("at."));
+                let values = set
+                    .iter()
+                    .filter_map(|(p, v)| Some((p.clone(), serde_json::to_value(v).ok()?)))
+                    .collect();
                 VariantButton {
                     name,
                     description,
                     set,
+                    values,
                     live,
                 }
             })
@@ -212,7 +226,9 @@ fn knob(
         Some(Value::Integer(_)) | None if integer_path => KnobKind::Integer,
         Some(Value::Integer(_) | Value::Float(_)) | None => KnobKind::Number,
         Some(Value::Boolean(_)) => KnobKind::Bool,
-        Some(Value::String(_)) => KnobKind::Choice,
+        Some(Value::String(_)) if path.ends_with(".discipline") => KnobKind::Choice,
+        Some(Value::String(s)) if parse_duration(s).is_ok() => KnobKind::Duration,
+        Some(Value::String(_)) => KnobKind::Text,
         Some(_) => return None,
     };
     let num = |v: &Value| v.as_float().or(v.as_integer().map(|i| i as f64));
@@ -269,6 +285,15 @@ pub fn toml_value(k: &Knob, v: &serde_json::Value) -> Result<Value, String> {
         KnobKind::Choice => match v.as_str() {
             Some(s) if k.options.iter().any(|o| o == s) => Ok(Value::String(s.into())),
             _ => bad(&format!("one of {}", k.options.join(", "))),
+        },
+        KnobKind::Duration => match v.as_str().map(|s| (s, parse_duration(s))) {
+            Some((s, Ok(_))) => Ok(Value::String(s.into())),
+            Some((_, Err(e))) => bad(&format!("a duration such as \"250ms\" or \"2m\" ({e})")),
+            None => bad("a duration such as \"250ms\" or \"2m\""),
+        },
+        KnobKind::Text => match v.as_str() {
+            Some(s) if !s.is_empty() && s.len() <= MAX_TEXT => Ok(Value::String(s.into())),
+            _ => bad(&format!("a word of 1 to {MAX_TEXT} bytes")),
         },
     }
 }

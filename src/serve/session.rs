@@ -10,7 +10,13 @@
 //! [`Simulation::apply_intervention`]): the file's own entries and the live ones in the
 //! order a plain run of the saved file applies them, with the configuration each puts in
 //! force there. So `brink run` of the saved file writes the same rows.
+//!
+//! What a reset starts from is the session's [`Design`]: the file, or the file with another
+//! seed, a variant applied from the start, or a longer run. Extending the run rebuilds it
+//! with the longer duration and replays it to where it was: the same rows (a run's events
+//! do not depend on its length), and the saved file says the new duration.
 
+use super::text::{Design, Variant, duration_text, session_text};
 use crate::engine::time::{SimTime, ns_to_secs};
 use crate::experiment::measure::Gauge;
 use crate::model::{SimError, Simulation};
@@ -49,11 +55,15 @@ pub struct Action {
 pub enum Command {
     Pause,
     Resume,
-    /// Start again from time zero with the same seed, forgetting the actions.
-    Reset,
+    /// Start again from time zero, forgetting the actions: with the same design (`None`),
+    /// or with this variant applied from the start instead (`Some(None)`: none), keeping the
+    /// seed and the run's length.
+    Reset(Option<Option<Variant>>),
     /// Start again from time zero with another seed.
     Seed(u64),
     Speed(f64),
+    /// Run on for this much longer than the current end.
+    Extend(SimTime),
     /// Take an action now.
     Act(Action),
 }
@@ -65,9 +75,11 @@ pub type Reply = Result<f64, String>;
 /// The state the page reads, shared between the run thread and the server.
 #[derive(Debug, Clone, Serialize)]
 pub struct Live {
-    /// Bumped at each reset: a page holding rows of an older run starts over.
+    /// Bumped at each reset or extension: a page holding rows of an older run starts over.
     pub run: u64,
     pub seed: u64,
+    /// The variant applied from the start, if any.
+    pub variant: Option<String>,
     pub now_s: f64,
     pub end_s: f64,
     /// `running`, `paused`, `finished` or `failed`.
@@ -85,55 +97,31 @@ pub struct Live {
     pub error: Option<String>,
     #[serde(skip)]
     pub rows: Vec<Vec<f64>>,
+    /// The session as a scenario file ("save session").
+    #[serde(skip)]
+    pub text: Arc<String>,
 }
 
-/// The text of the file with the seed set to `seed` and the actions appended as `[[at]]`
-/// entries.
-pub fn session_text(original: &str, seed: u64, file_seed: u64, actions: &[Action]) -> String {
-    let mut text = if seed == file_seed {
-        original.to_string()
-    } else {
-        with_seed(original, seed)
-    };
-    if !actions.is_empty() {
-        if !text.ends_with('\n') {
-            text.push('\n');
+impl Live {
+    /// The state before the run thread has published.
+    pub fn new(sc: &Scenario, speed: f64, text: &str) -> Self {
+        Self {
+            run: 0,
+            seed: sc.seed,
+            variant: None,
+            now_s: 0.0,
+            end_s: ns_to_secs(sc.duration),
+            status: "running",
+            speed,
+            achieved_speed: 0.0,
+            updates_per_s: 0.0,
+            measure: None,
+            healthy: None,
+            log: vec![],
+            error: None,
+            rows: vec![],
+            text: Arc::new(text.to_string()),
         }
-        text.push_str("\n# Actions of a live session (brink serve), in the order taken.\n");
-    }
-    for a in actions {
-        text.push_str(&format!(
-            "\n[[at]]\ntime = \"{}ms\"\nlabel = {}\n",
-            a.time_ms,
-            Value::String(a.label.clone())
-        ));
-        if !a.set.is_empty() {
-            let parts: Vec<String> = a
-                .set
-                .iter()
-                .map(|(p, v)| format!("{} = {v}", Value::String(p.clone())))
-                .collect();
-            text.push_str(&format!("set = {{ {} }}\n", parts.join(", ")));
-        }
-        if let Some(e) = &a.fire {
-            text.push_str(&format!("fire = {}\n", Value::String(e.clone())));
-        }
-    }
-    text
-}
-
-/// `original` with its top-level `seed` replaced by `seed` (or added at the top).
-fn with_seed(original: &str, seed: u64) -> String {
-    use toml::de::DeTable;
-    let span = DeTable::parse(original).ok().and_then(|doc| {
-        doc.get_ref()
-            .iter()
-            .find(|(k, _)| k.get_ref().as_ref() == "seed")
-            .map(|(_, v)| v.span())
-    });
-    match span {
-        Some(s) => format!("{}{seed}{}", &original[..s.start], &original[s.end..]),
-        None => format!("seed = {seed}\n{original}"),
     }
 }
 
@@ -146,9 +134,10 @@ fn load(loader: &Loader, text: String) -> Result<Scenario, ScenarioError> {
 struct Driver {
     loader: Loader,
     file_seed: u64,
-    seed: u64,
+    design: Design,
     actions: Vec<Action>,
-    /// The scenario of the session's text (the file's interventions and the live ones).
+    /// The session's text, and its scenario (the file's interventions and the live ones).
+    text: Arc<String>,
     current: Scenario,
     /// How many of `current`'s interventions are in force.
     applied: usize,
@@ -162,24 +151,40 @@ struct Driver {
     run: u64,
 }
 
-/// Runs sessions on `loader`'s scenario until `commands` closes: the run thread.
+/// What ends a stretch of driving one simulation.
+enum Next {
+    /// Start again from time zero (the design and actions are already set); then answer.
+    Restart(Sender<Reply>),
+    /// Build the run again (it is longer now) and replay it to this time; then answer.
+    Rebuild(SimTime, Sender<Reply>),
+    /// The server has gone.
+    Quit,
+}
+
+/// Runs sessions on `loader`'s scenario until `commands` closes: the run thread. `design`
+/// is how the first session is set up (checked by the caller).
 pub fn run_thread(
     loader: Loader,
+    design: Design,
     speed: f64,
     shared: Arc<Mutex<Live>>,
     commands: Receiver<(Command, Sender<Reply>)>,
 ) {
-    let Ok(first) = loader.load(None, &[]) else {
+    let Ok(file) = loader.load(None, &[]) else {
         return; // checked by the caller before starting
     };
+    let Ok(text) = session_text(loader.text(), file.seed, &design, &[]) else {
+        return;
+    };
+    let Ok(first) = load(&loader, text.clone()) else {
+        return;
+    };
     let mut d = Driver {
-        file_seed: first.seed,
-        seed: first.seed,
+        file_seed: file.seed,
+        design,
         actions: Vec::new(),
-        gauge: first
-            .tipping
-            .as_ref()
-            .map(|t| (t.measure.clone(), t.health)),
+        gauge: gauge(&first),
+        text: Arc::new(text),
         current: first,
         applied: 0,
         speed,
@@ -188,6 +193,9 @@ pub fn run_thread(
         shared,
         run: 0,
     };
+    // The command that rebuilt the run, answered once the new run has published: a
+    // reset's (replayed to 0) or an extension's (replayed to where the run was).
+    let mut pending: Option<(SimTime, Sender<Reply>)> = None;
     loop {
         let mut base = d.current.clone();
         base.interventions.clear();
@@ -200,34 +208,47 @@ pub fn run_thread(
             }
         };
         sim.start_live();
-        d.publish(&sim, None, (0.0, 0.0));
-        match d.drive(&mut sim, &commands) {
-            Some(seed) => {
-                d.seed = seed;
-                d.actions.clear();
-                d.applied = 0;
-                d.run += 1;
-                let text = session_text(d.loader.text(), seed, d.file_seed, &[]);
-                match load(&d.loader, text) {
-                    Ok(sc) => d.current = sc,
-                    Err(_) => return,
-                }
-            }
-            None => return,
+        d.applied = 0;
+        let mut failed = None;
+        let answer = pending.take().map(|(to, reply)| {
+            let r = d.advance(&mut sim, to).map_err(|e| e.to_string());
+            failed = r.as_ref().err().cloned();
+            (reply, r.map(|()| sim.now_s()))
+        });
+        // Published before the answer, so that a page reading the state after an answer
+        // sees what it did.
+        d.publish(&sim, failed.clone(), (0.0, 0.0));
+        if let Some((reply, r)) = answer {
+            let _ = reply.send(r);
         }
+        match d.drive(&mut sim, &commands, failed) {
+            Next::Restart(reply) => pending = Some((0, reply)),
+            Next::Rebuild(to, reply) => pending = Some((to, reply)),
+            Next::Quit => return,
+        }
+        d.run += 1;
     }
 }
 
+/// The tipping sweep's measure and health rule, which give the page its verdict.
+fn gauge(
+    sc: &Scenario,
+) -> Option<(
+    crate::scenario::sweep::Measure,
+    crate::scenario::sweep::Health,
+)> {
+    sc.tipping.as_ref().map(|t| (t.measure.clone(), t.health))
+}
+
 impl Driver {
-    /// Runs one session until a reset (returns the seed to start again with) or until the
-    /// server goes away (`None`).
+    /// Runs one simulation until a reset or an extension, or until the server goes away.
     fn drive(
         &mut self,
         sim: &mut Simulation,
         commands: &Receiver<(Command, Sender<Reply>)>,
-    ) -> Option<u64> {
+        mut failed: Option<String>,
+    ) -> Next {
         let mut last = Instant::now();
-        let mut failed: Option<String> = None;
         // (wall, simulated s) at each tick of the last second, for the achieved speed.
         let mut recent: std::collections::VecDeque<(Instant, f64)> = Default::default();
         loop {
@@ -235,13 +256,35 @@ impl Driver {
             match commands.recv_timeout(wait) {
                 Ok((cmd, reply)) => {
                     let r = match cmd {
-                        Command::Reset => {
-                            let _ = reply.send(Ok(0.0));
-                            return Some(self.seed);
+                        Command::Reset(variant) => {
+                            let mut design = self.design.clone();
+                            if let Some(v) = variant {
+                                design.variant = v;
+                            }
+                            match self.set_up(design, Vec::new()) {
+                                Ok(()) => return Next::Restart(reply),
+                                Err(e) => Err(e),
+                            }
                         }
-                        Command::Seed(s) => {
-                            let _ = reply.send(Ok(0.0));
-                            return Some(s);
+                        Command::Seed(seed) => {
+                            let design = Design {
+                                seed,
+                                ..self.design.clone()
+                            };
+                            match self.set_up(design, Vec::new()) {
+                                Ok(()) => return Next::Restart(reply),
+                                Err(e) => Err(e),
+                            }
+                        }
+                        Command::Extend(by) => {
+                            let design = Design {
+                                duration: Some(sim.end_ns().saturating_add(by)),
+                                ..self.design.clone()
+                            };
+                            match self.set_up(design, self.actions.clone()) {
+                                Ok(()) => return Next::Rebuild(sim.now_ns(), reply),
+                                Err(e) => Err(e),
+                            }
                         }
                         Command::Pause => {
                             self.paused = true;
@@ -259,12 +302,12 @@ impl Driver {
                         Command::Act(a) if failed.is_none() => self.act(sim, a),
                         Command::Act(_) => Err("the run has failed; reset it".into()),
                     };
-                    let _ = reply.send(r);
                     let rates = rates(&mut recent, sim.now_s());
                     self.publish(sim, failed.clone(), rates);
+                    let _ = reply.send(r);
                     continue;
                 }
-                Err(RecvTimeoutError::Disconnected) => return None,
+                Err(RecvTimeoutError::Disconnected) => return Next::Quit,
                 Err(RecvTimeoutError::Timeout) => {}
             }
             let wall = last.elapsed().min(MAX_TICK_WALL);
@@ -280,6 +323,20 @@ impl Driver {
             let rates = rates(&mut recent, sim.now_s());
             self.publish(sim, failed.clone(), rates);
         }
+    }
+
+    /// Makes `design` with `actions` the session, if its text loads and its run fits the
+    /// memory ceiling; otherwise nothing changes and `Err` says why.
+    fn set_up(&mut self, design: Design, actions: Vec<Action>) -> Result<(), String> {
+        let text = session_text(self.loader.text(), self.file_seed, &design, &actions)?;
+        let sc = load(&self.loader, text.clone()).map_err(|e| format!("{e:#}"))?;
+        crate::model::budget::check_before(&sc).map_err(|e| e.to_string())?;
+        self.gauge = gauge(&sc);
+        self.design = design;
+        self.actions = actions;
+        self.text = Arc::new(text);
+        self.current = sc;
+        Ok(())
     }
 
     /// Advances to `target`, applying each intervention of the session's scenario at its
@@ -306,7 +363,10 @@ impl Driver {
             ));
         }
         if sim.now_ns() >= sim.end_ns() {
-            return Err("the run has reached its end; reset it".into());
+            return Err(format!(
+                "the run has reached its end ({}); extend it or reset it",
+                duration_text(sim.end_ns())
+            ));
         }
         // Whole milliseconds, so that the file says exactly when.
         let ms = sim.now_ns().div_ceil(1_000_000);
@@ -316,9 +376,15 @@ impl Driver {
         a.time_ms = ms;
         let mut actions = self.actions.clone();
         actions.push(a);
-        let text = session_text(self.loader.text(), self.seed, self.file_seed, &actions);
-        let sc = load(&self.loader, text).map_err(|e| format!("{e:#}"))?;
+        let text = session_text(self.loader.text(), self.file_seed, &self.design, &actions)?;
+        // Everything before this entry loaded: what is wrong is the action itself, so the
+        // message names the key and value, not a place in the generated text.
+        let sc = load(&self.loader, text.clone()).map_err(|e| match e {
+            ScenarioError::Invalid { path, msg, .. } => format!("`{path}`: {msg}"),
+            e => format!("{e:#}"),
+        })?;
         self.actions = actions;
+        self.text = Arc::new(text);
         self.current = sc;
         // The new entry is due now; apply it (and nothing later).
         self.advance(sim, ms * 1_000_000)
@@ -339,7 +405,9 @@ impl Driver {
         let have = live.rows.len();
         live.rows.extend_from_slice(&rows[have..]);
         live.run = self.run;
-        live.seed = self.seed;
+        live.seed = self.design.seed;
+        live.variant = self.design.variant.as_ref().map(|v| v.name.clone());
+        live.text = self.text.clone();
         live.now_s = ns_to_secs(now);
         live.end_s = ns_to_secs(sim.end_ns());
         live.status = if error.is_some() {

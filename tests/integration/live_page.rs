@@ -183,7 +183,8 @@ fn the_live_page_in_a_real_browser() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let s = serve("retry-storm", &["--no-sweep", "--speed", "60"], dir.path());
+    // With the quick tipping sweep (a second or two), so the picture is on the page.
+    let s = serve("retry-storm", &["--speed", "60"], dir.path());
     let a = s.addr.clone();
     let mut b = Browser::start(&bin);
     b.open(&format!("http://{a}/"));
@@ -212,6 +213,10 @@ fn the_live_page_in_a_real_browser() {
     assert_eq!(
         st["healthy"], false,
         "still stuck long after the slowdown: {st}"
+    );
+    b.wait(
+        "the tipping picture",
+        "!!window.brink.tipping && document.getElementById('tipnote').textContent.includes('Tipping point')",
     );
     let good = b.eval(
         "(() => { const i = window.brink.info.columns.indexOf('request.goodput_per_s'); \
@@ -245,6 +250,26 @@ fn the_live_page_in_a_real_browser() {
         live, run,
         "brink run of the saved session writes the live rows"
     );
+    // Run on past the end with the page's button: the same session, longer.
+    b.eval("document.getElementById('extend').click(); true");
+    b.wait("the longer run", "window.brink.state.end_s === 3600");
+    let st = wait_for(&a, "the new end", |s| s["status"] == "finished");
+    assert_eq!(st["log"].as_array().unwrap().len(), 2, "{st}");
+    let (live, run) = save_and_replay(&a, dir.path());
+    assert_eq!(live.lines().count(), 1 + 3600 / 5);
+    assert_eq!(live, run, "the extended session replays too");
+    // Start over with a variant: the page marks it and forgets the actions.
+    b.eval("document.querySelector('button[data-restart=lifo]').click(); true");
+    b.waits(&[
+        (
+            "the variant's run",
+            "window.brink.state.variant === 'lifo' && window.brink.state.log.length === 0",
+        ),
+        (
+            "the variant marked",
+            "document.querySelector('[data-variant=lifo]').className === 'current'",
+        ),
+    ]);
 }
 
 fn control_speed(a: &str) {

@@ -51,6 +51,15 @@ pub fn serve(file: &str, args: &[&str], cwd: &Path) -> Served {
     Served { child, addr }
 }
 
+/// `serve` as fast as it goes, without the tipping sweep, for `duration`.
+fn serve_fast(file: &str, duration: &str, cwd: &Path) -> Served {
+    serve(
+        file,
+        &["--no-sweep", "--speed", "100000", "--duration", duration],
+        cwd,
+    )
+}
+
 /// One HTTP/1.0 request; returns (status, body).
 pub fn http(addr: &str, method: &str, path: &str, body: &[u8]) -> (u16, Vec<u8>) {
     let mut s = TcpStream::connect(addr).unwrap();
@@ -257,4 +266,146 @@ fn reset_and_seed_start_again() {
             .load(None, &[])
             .is_ok()
     );
+}
+
+#[test]
+fn a_run_extended_live_replays_from_its_saved_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve_fast("retry-storm", "10m", dir.path());
+    let a = &s.addr;
+    let st = wait_for(a, "the end of ten minutes", |s| s["status"] == "finished");
+    assert_eq!(st["end_s"], 600.0, "--duration sets the run's length: {st}");
+    let (status, j) = control(
+        a,
+        r#"{"control": "set", "path": "class.request.rate", "value": 50}"#,
+    );
+    assert_eq!(status, 422, "{j}");
+    assert!(j["error"].as_str().unwrap().contains("extend it"), "{j}");
+    let (status, j) = control(a, r#"{"control": "extend", "by": "5m"}"#);
+    assert_eq!(status, 200, "{j}");
+    assert_eq!(j["time_s"], 600.0, "extended where the run was: {j}");
+    assert_eq!(state(a)["end_s"], 900.0, "the new end");
+    let (status, j) = control(
+        a,
+        r#"{"control": "set", "path": "class.request.rate", "value": 50}"#,
+    );
+    assert_eq!(status, 200, "an action after the extension: {j}");
+    let st = wait_for(a, "the new end", |s| s["status"] == "finished");
+    assert_eq!(st["end_s"], 900.0, "{st}");
+    // Without `by`, the page runs on for the file's own duration (30 minutes).
+    let (status, j) = control(a, r#"{"control": "extend"}"#);
+    assert_eq!(status, 200, "{j}");
+    assert_eq!(state(a)["end_s"], 2700.0, "{j}");
+    let st = wait_for(a, "the end", |s| s["status"] == "finished");
+    assert_eq!(st["log"].as_array().unwrap().len(), 1, "{st}");
+    let (_, text) = http(a, "GET", "/api/session", b"");
+    let text = String::from_utf8(text).unwrap();
+    assert!(text.contains("duration = \"45m\""), "{text}");
+    let (live, run) = save_and_replay(a, dir.path());
+    assert_eq!(live.lines().count(), 1 + 2700 / 5, "every row of the run");
+    assert_eq!(live, run, "the replay writes the live rows, byte for byte");
+}
+
+#[test]
+fn a_variant_that_replaces_the_timeline_starts_over_and_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve_fast("slack-2022-02-22", "40m", dir.path());
+    let a = &s.addr;
+    // Slack's variants drop its remediation timeline: they cannot start mid-run...
+    let (status, j) = control(a, r#"{"control": "variant", "name": "no-response"}"#);
+    assert_eq!(status, 422, "{j}");
+    assert!(
+        j["error"].as_str().unwrap().contains("\"reset\""),
+        "the error says how: {j}"
+    );
+    // ...but a run can start over with one, keeping the length asked for.
+    let (status, j) = control(a, r#"{"control": "reset", "variant": "no-response"}"#);
+    assert_eq!(status, 200, "{j}");
+    let st = wait_for(a, "the variant's run", |s| {
+        s["variant"] == "no-response" && s["status"] == "finished"
+    });
+    assert_eq!(st["end_s"], 2400.0, "{st}");
+    let (_, text) = http(a, "GET", "/api/session", b"");
+    let text = String::from_utf8(text).unwrap();
+    assert!(
+        text.starts_with("# Set up by brink serve: variant `no-response` applied from the start"),
+        "{}",
+        &text[..200]
+    );
+    assert!(!text.contains("\n[[at]]"), "no interventions are left");
+    let (live, run) = save_and_replay(a, dir.path());
+    assert_eq!(live.lines().count(), 1 + 2400 / 30);
+    assert_eq!(live, run, "the replay writes the live rows, byte for byte");
+    // Back to the file as it is.
+    let (status, j) = control(a, r#"{"control": "reset", "variant": null}"#);
+    assert_eq!(status, 200, "{j}");
+    wait_for(a, "the file's run", |s| {
+        s["variant"].is_null() && s["run"] == 2
+    });
+    for (body, says) in [
+        (
+            r#"{"control": "reset", "variant": "no-respons"}"#,
+            "did you mean `no-response`?",
+        ),
+        (r#"{"control": "reset", "variant": 3}"#, "`variant` takes"),
+        (
+            r#"{"control": "extend", "by": "soon"}"#,
+            "`by` takes a duration",
+        ),
+        (
+            r#"{"control": "extend", "by": "0s"}"#,
+            "`by` takes a duration",
+        ),
+    ] {
+        let (status, j) = control(a, body);
+        assert_eq!(status, 400, "{body}: {j}");
+        assert!(j["error"].as_str().unwrap().contains(says), "{body}: {j}");
+    }
+}
+
+#[test]
+fn a_refused_action_names_the_key_not_a_place_in_the_session_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve("retry-storm", &["--no-sweep", "--speed", "1"], dir.path());
+    let a = &s.addr;
+    for (body, says) in [
+        (
+            r#"{"control": "set", "path": "class.request.rate_limit.rate", "value": -5}"#,
+            "`class.request.rate_limit.rate`: must be a finite number >= 0, not -5",
+        ),
+        (
+            r#"{"control": "set", "path": "pool.server.workers", "value": 0}"#,
+            "`pool.server.workers`: must be a whole number from 1",
+        ),
+    ] {
+        let (status, j) = control(a, body);
+        let msg = j["error"].as_str().unwrap();
+        assert_eq!(status, 422, "{body}: {j}");
+        assert!(msg.starts_with(says), "{body}: {msg}");
+        assert!(!msg.contains(".toml"), "no place in generated text: {msg}");
+    }
+    // A duration knob takes a duration, checked before the run thread sees it.
+    let (status, j) = control(
+        a,
+        r#"{"control": "set", "path": "class.request.retry.base", "value": "soon"}"#,
+    );
+    assert_eq!(status, 400, "{j}");
+    let (status, j) = control(
+        a,
+        r#"{"control": "set", "path": "class.request.retry.base", "value": "250ms"}"#,
+    );
+    assert_eq!(status, 200, "{j}");
+}
+
+#[test]
+fn a_bad_duration_is_refused_before_serving() {
+    for (arg, says) in [("banana", "--duration banana"), ("0s", "--duration 0s")] {
+        let o = Command::new(brink_bin())
+            .args(["serve", "retry-storm", "--no-sweep", "--duration", arg])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{arg}: {err}");
+        assert!(err.contains(says), "{arg}: {err}");
+    }
 }

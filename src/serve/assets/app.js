@@ -116,6 +116,16 @@ function buildControls() {
       input = document.createElement("input");
       input.type = "checkbox";
       input.checked = !!k.value;
+    } else if (k.kind === "duration" || k.kind === "text") {
+      // A word the loader checks; the values the file uses are offered.
+      input = document.createElement("input");
+      Object.assign(input, { type: "text", size: 8, placeholder: k.kind === "duration" ? "e.g. 250ms" : "" });
+      if (k.value !== null && k.value !== undefined) input.value = k.value;
+      const list = document.createElement("datalist");
+      list.id = "options-" + k.path;
+      for (const o of k.options) list.appendChild(new Option(o, o));
+      input.setAttribute("list", list.id);
+      $("knobs").appendChild(list);
     } else {
       input = document.createElement("input");
       Object.assign(input, { type: "number", min: k.min, step: k.kind === "integer" ? 1 : "any", size: 7 });
@@ -127,20 +137,33 @@ function buildControls() {
     b.addEventListener("click", () => {
       let value = input.value;
       if (k.kind === "bool") value = input.checked;
-      else if (k.kind !== "choice") value = Number(input.value);
+      else if (k.kind === "integer" || k.kind === "number") value = Number(input.value);
       control({ control: "set", path: k.path, value });
     });
     b.dataset.path = k.path;
     $("knobs").append(label, input, b);
   }
   for (const v of ctl.variants) {
-    const b = document.createElement("button");
-    b.textContent = v.name;
-    b.title = v.description + (v.live ? "" : " (changes the [[at]] list: not available live)");
-    b.disabled = !v.live;
-    b.addEventListener("click", () => control({ control: "variant", name: v.name }));
-    $("variants").appendChild(b);
+    const name = document.createElement("span");
+    name.textContent = v.name;
+    name.title = v.description;
+    name.dataset.variant = v.name;
+    const now = document.createElement("button");
+    now.textContent = "Apply now";
+    now.title = v.live ? v.description : "replaces the timeline of interventions: start over with it";
+    now.disabled = !v.live;
+    now.dataset.apply = v.name;
+    now.addEventListener("click", () => control({ control: "variant", name: v.name }));
+    const over = document.createElement("button");
+    over.textContent = "Start over";
+    over.title = "run it from time zero: " + v.description;
+    over.dataset.restart = v.name;
+    over.addEventListener("click", () => control({ control: "reset", variant: v.name }));
+    $("variants").append(name, now, over);
   }
+  $("asfile").onclick = () => control({ control: "reset", variant: null });
+  $("extend").onclick = () => control({ control: "extend" });
+  $("extend").textContent = `Run on ${fmtTime(B.info.duration_s)}`;
   $("pause").onclick = () => control({ control: "pause" });
   $("resume").onclick = () => control({ control: "resume" });
   $("reset").onclick = () => control({ control: "reset" });
@@ -150,7 +173,11 @@ function buildControls() {
 }
 
 function showState(s) {
-  $("clock").textContent = `t = ${fmtTime(s.now_s)} of ${fmtTime(s.end_s)}`;
+  $("clock").textContent = `t = ${fmtTime(s.now_s)} of ${fmtTime(s.end_s)}` + (s.variant ? `, variant ${s.variant}` : "");
+  $("asfile").hidden = !s.variant;
+  for (const el of document.querySelectorAll("[data-variant]")) el.className = el.dataset.variant === s.variant ? "current" : "";
+  const redesigned = B.variant !== s.variant;
+  B.variant = s.variant;
   $("runstate").textContent = s.status + (s.error ? `: ${s.error}` : "");
   $("speedinfo").textContent = `${s.achieved_speed.toFixed(0)} sim s / s (asked ${s.speed}), ${s.updates_per_s.toFixed(0)} updates / s`;
   if (document.activeElement !== $("speed")) $("speed").value = s.speed;
@@ -164,7 +191,7 @@ function showState(s) {
   }
   B.state = s;
   const log = $("log");
-  if (log.children.length !== s.log.length) {
+  if (log.children.length !== s.log.length || redesigned) {
     log.innerHTML = "";
     for (const a of s.log) {
       const li = document.createElement("li");
@@ -172,7 +199,11 @@ function showState(s) {
       log.appendChild(li);
     }
     // The load follows the last action that set it.
-    for (const k of B.info.controls.knobs.filter((k) => k.load)) B.load[k.path] = Number(k.value ?? 0);
+    const variant = B.info.controls.variants.find((v) => v.name === s.variant);
+    for (const k of B.info.controls.knobs.filter((k) => k.load)) {
+      const set = variant && variant.values[k.path];
+      B.load[k.path] = Number(set ?? k.value ?? 0);
+    }
     for (const a of s.log) {
       const m = a.label.match(/^live: (\S+) = (\S+)$/);
       if (m && m[1] in B.load) B.load[m[1]] = Number(m[2]);
@@ -202,26 +233,30 @@ async function pollTipping() {
   if (t.status === "running") { $("tipnote").textContent = "running a quick tipping sweep…"; setTimeout(pollTipping, 1000); return; }
   if (t.status === "none") { $("tipnote").textContent = "no tipping picture: " + t.note; return; }
   B.tipping = t;
-  const v = t.data.variants[0];
-  const tp = v.tipping_point === null ? "none in range" : v.tipping_point.toFixed(1);
-  $("tipnote").textContent = `From ${t.source}. Tipping point ${tp} ${t.data.unit || ""}; operating point ${v.operating_point}. The red line is the load now.`;
   drawTipping();
+}
+
+// The curve of the design running: the variant's when the sweep has it, else the file's.
+function tippingOf(d) {
+  return d.variants.find((v) => v.variant === (B.variant || "base")) || d.variants[0];
 }
 
 function drawTipping() {
   const c = $("tipping"), g = c.getContext("2d");
   g.clearRect(0, 0, c.width, c.height);
   if (!B.tipping) return;
-  const d = B.tipping.data, v = d.variants[0], pts = v.points;
+  const d = B.tipping.data, v = tippingOf(d), pts = v.points;
+  const tp = v.tipping_point === null ? "none in range" : v.tipping_point.toFixed(1);
+  $("tipnote").textContent = `From ${B.tipping.source}: ${v.variant}. Tipping point ${tp} ${d.unit || ""}; operating point ${v.operating_point}. The red line is the load now.`;
   if (!pts.length) return;
   const xs = pts.map((p) => p.value);
   const lo = Math.min(...xs), hi = Math.max(...xs);
-  const L = 40, R = c.width - 10, T = 10, Bm = c.height - 30;
+  const L = 40, R = c.width - 14, T = 22, Bm = c.height - 30;
   const X = (x) => L + (R - L) * (x - lo) / ((hi - lo) || 1), Y = (p) => Bm - (Bm - T) * p;
   g.strokeStyle = "#999"; g.strokeRect(L, T, R - L, Bm - T);
   g.fillStyle = "#222"; g.font = "11px sans-serif";
-  g.fillText("P(collapse)", 2, T + 8); g.fillText("1", L - 10, T + 8); g.fillText("0", L - 10, Bm);
-  g.fillText(`${d.label || d.vary}: ${lo}`, L, Bm + 14); g.fillText(String(hi), R - 24, Bm + 14);
+  g.fillText("P(collapse)", 2, T - 8); g.fillText("1", L - 10, T + 8); g.fillText("0", L - 10, Bm);
+  g.fillText(`${d.label || d.vary}: ${lo}`, L, Bm + 14); g.textAlign = "right"; g.fillText(String(hi), R, Bm + 14); g.textAlign = "left";
   if (v.collapse_fit) {
     g.strokeStyle = "#0072B2"; g.beginPath();
     for (let i = 0; i <= 100; i++) {
