@@ -1,0 +1,184 @@
+//! The command line: every command, flag and argument (clap), and the checks clap makes.
+
+use brink::experiment::naming;
+use brink::experiment::sweep::Shard;
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+/// brink: find the tipping point of failure patterns in distributed systems.
+#[derive(Parser)]
+#[command(name = "brink", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+    /// Memory ceiling of the process: a run that would hold more (queued jobs, pending
+    /// events, cache keys, time-series rows, trigger occurrences) ends with an error naming
+    /// what used it (exit 1). Parallel runs share it evenly. E.g. 8GiB, 500MB [default:
+    /// half the machine's memory].
+    #[arg(long, global = true, value_name = "SIZE", value_parser = brink::model::budget::parse_size)]
+    pub max_memory: Option<u64>,
+    /// Event budget of each run: a run that handles more events ends with an error
+    /// (exit 1).
+    #[arg(long, global = true, value_name = "N", default_value_t = brink::model::budget::DEFAULT_MAX_EVENTS, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_events: u64,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Run one scenario; write summary.json, timeseries.csv and timeline.png/.svg.
+    Run(RunArgs),
+    /// Validate scenario files without running them.
+    Check {
+        /// Scenario files, or bundled scenarios' names.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// List the bundled scenarios with their titles (any command takes their names in
+    /// place of a file).
+    List {
+        /// List the scenario files of this folder instead.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Sweep the [tipping] parameter with and without the trigger; write tipping.csv,
+    /// tipping.json and tipping.png/.svg, and print the headroom table.
+    Tipping(SweepArgs),
+    /// Map stable / metastable / overloaded over the [tipping] and [phase] parameters;
+    /// write phase.csv, phase.json and phase.png/.svg.
+    Phase(SweepArgs),
+    /// Ramp the [tipping] parameter slowly up, then back down, in one run (triggers off);
+    /// write hysteresis.csv, hysteresis.json and hysteresis.png/.svg, and print where it
+    /// collapses and recovers.
+    Hysteresis(RunArgs),
+    /// Join the shard files of `--shard` runs into the files one unsharded run writes.
+    Merge {
+        /// A scenario's output folder (DIR/<scenario>), or an output folder whose scenario
+        /// folders hold shard files.
+        dir: PathBuf,
+    },
+    /// Estimate the mean time to spontaneous collapse (no triggers) at the operating point
+    /// by multilevel splitting; write collapse-time.json.
+    CollapseTime(RunArgs),
+    /// Run every scenario in the folder (its run and each variant's, its tipping sweep,
+    /// its phase map) and write OUT/index.html. Incident replays (scenarios with a `case`)
+    /// sweep their base design only unless `--full`.
+    All {
+        /// Folder of scenario files [default: ./scenarios if it exists, else the bundled
+        /// scenarios].
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Output folder.
+        #[arg(long, default_value = "output")]
+        out: PathBuf,
+        /// Sweep every variant of every scenario, incident replays included (minutes more).
+        #[arg(long)]
+        full: bool,
+    },
+    /// Write NAME.toml in the current folder: a commented starting scenario, or a copy of
+    /// another one. Never replaces an existing file.
+    New {
+        /// The new scenario's name (NAME or NAME.toml): letters, digits, `-`, `_`, `.`.
+        name: String,
+        /// Copy this scenario (a bundled name or a file) instead of the starter.
+        #[arg(long, value_name = "SCENARIO")]
+        from: Option<PathBuf>,
+    },
+    /// Run a scenario live in the browser: a local web page with its charts and controls
+    /// (load, events to fire now, knobs, variants, pause, reset, seed, speed). Prints the
+    /// address; serves until stopped (Ctrl-C). "Save session" downloads the scenario with
+    /// an `[[at]]` entry per action, which `brink run` replays.
+    Serve {
+        /// The scenario file (TOML), or a bundled scenario's name (`brink list`).
+        file: PathBuf,
+        /// Port to listen on (0: a free port).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Address to listen on. The default is loopback only; anything else exposes the
+        /// page (and its controls) to the network.
+        #[arg(long, default_value = "127.0.0.1")]
+        bind: std::net::IpAddr,
+        /// Simulated seconds per wall second at the start (0.1 to 100000).
+        #[arg(long, default_value_t = 60.0, value_parser = parse_speed)]
+        speed: f64,
+        /// Output folder holding an earlier sweep's OUT/<scenario>/tipping.json for the
+        /// tipping picture.
+        #[arg(long, default_value = "output")]
+        out: PathBuf,
+        /// Do not run a quick tipping sweep when OUT has no tipping.json.
+        #[arg(long)]
+        no_sweep: bool,
+        /// How long the live run goes on, e.g. `2h` (default: the file's `duration`); the
+        /// page's "Run on" button goes further.
+        #[arg(long, value_name = "DURATION")]
+        duration: Option<String>,
+    },
+    /// Print a shell completion script to stdout, e.g.
+    /// `brink completions bash > ~/.local/share/bash-completion/completions/brink`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) to stdout, e.g. `brink man > ~/.local/share/man/man1/brink.1`.
+    Man,
+}
+
+/// The options shared by `run`, `hysteresis` and `collapse-time`: one scenario, one run.
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// The scenario file (TOML), or a bundled scenario's name (`brink list`).
+    pub file: PathBuf,
+    /// Output folder; results go to DIR/<scenario>/.
+    #[arg(long, default_value = "output")]
+    pub out: PathBuf,
+    /// Seed of every random stream (overrides the file's `seed`).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
+    pub seed: Option<u64>,
+    /// Override a value by dotted path, e.g. --set class.request.rate=0.8 (repeatable).
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    pub sets: Vec<String>,
+    /// Apply a named [variant.NAME] of the scenario.
+    #[arg(long)]
+    pub variant: Option<String>,
+    /// The folder name of a run with overrides: its files go to
+    /// DIR/<scenario>/runs/NAME/ [default: derived from --seed and the --sets].
+    #[arg(long, value_parser = naming::check_name)]
+    pub name: Option<String>,
+}
+
+/// The options shared by `tipping` and `phase`.
+#[derive(clap::Args)]
+pub struct SweepArgs {
+    /// The scenario file (TOML), or a bundled scenario's name (`brink list`).
+    pub file: PathBuf,
+    /// A design variant to sweep (`base` is the scenario as written); repeatable.
+    #[arg(long = "variant", value_name = "NAME")]
+    pub variants: Vec<String>,
+    /// Sweep the scenario as written and every variant it defines.
+    #[arg(long)]
+    pub all_variants: bool,
+    /// Seeds per point (overrides `tipping.seeds`).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub seeds: Option<u32>,
+    /// Parallel runs (default: all cores; at most 1024).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1024))]
+    pub jobs: u64,
+    /// Run only every N-th run starting at K (K from 0) and write a shard file; join the
+    /// shards with `brink merge`.
+    #[arg(long, value_name = "K/N", value_parser = Shard::parse)]
+    pub shard: Option<Shard>,
+    /// Override a value by dotted path, e.g. --set tipping.points=20 (repeatable).
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    pub sets: Vec<String>,
+    /// Output folder; results go to DIR/<scenario>/.
+    #[arg(long, default_value = "output")]
+    pub out: PathBuf,
+}
+
+/// `--speed`: a number of simulated seconds per wall second in the accepted range.
+pub fn parse_speed(s: &str) -> Result<f64, String> {
+    let (lo, hi) = brink::serve::session::SPEED_RANGE;
+    match s.parse::<f64>() {
+        Ok(x) if (lo..=hi).contains(&x) => Ok(x),
+        _ => Err(format!("expected a number from {lo} to {hi}")),
+    }
+}
