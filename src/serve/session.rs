@@ -380,6 +380,8 @@ impl Driver {
         // Everything before this entry loaded: what is wrong is the action itself, so the
         // message names the key and value, not a place in the generated text.
         let sc = load(&self.loader, text.clone()).map_err(|e| match e {
+            // `at.N...` is the action's own entry in the generated text: the message says it.
+            ScenarioError::Invalid { path, msg, .. } if path.starts_with("at.") => msg,
             ScenarioError::Invalid { path, msg, .. } => format!("`{path}`: {msg}"),
             e => format!("{e:#}"),
         })?;

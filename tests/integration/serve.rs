@@ -384,6 +384,18 @@ fn a_refused_action_names_the_key_not_a_place_in_the_session_text() {
         assert!(msg.starts_with(says), "{body}: {msg}");
         assert!(!msg.contains(".toml"), "no place in generated text: {msg}");
     }
+    // Firing an event that is still running: said without the entry's generated path.
+    assert_eq!(
+        control(a, r#"{"control": "fire", "event": "slowdown"}"#).0,
+        200
+    );
+    let (status, j) = control(a, r#"{"control": "fire", "event": "slowdown"}"#);
+    let msg = j["error"].as_str().unwrap();
+    assert_eq!(status, 422, "{j}");
+    assert!(
+        msg.starts_with("event `slowdown` would still be running"),
+        "{msg}"
+    );
     // A duration knob takes a duration, checked before the run thread sees it.
     let (status, j) = control(
         a,

@@ -59,7 +59,9 @@ function buildCharts() {
   };
   const req = pick(["offered_per_s", "goodput_per_s", "attempts_per_s", "failed_per_s", "rejected_per_s"],
     (n) => n.replace("_per_s", ""));
-  const queue = pick(["queue_len"], (n) => n);
+  // Waiting queries, and the users of closed classes waiting for an answer.
+  const queue = pick(["queue_len", "users_waiting"], (n) => n);
+  if (queue.some((c) => c.label.endsWith("users_waiting"))) $("queue-title").textContent = "Waiting (queries and users)";
   const util = pick(["utilization", "hit_ratio"], (n) => n);
   B.charts = [chart($("chart-requests"), "requests", req), chart($("chart-queue"), "queue", queue),
     chart($("chart-util"), "utilisation", util)];
