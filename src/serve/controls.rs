@@ -187,7 +187,7 @@ impl Controls {
             if path == "at" || path.starts_with("at.") || path.ends_with(".enabled") {
                 continue;
             }
-            add(path.clone(), path.clone(), &[value], false);
+            add(path.clone(), label_of(path), &[value], false);
         }
         let events = cfg
             .triggers
@@ -208,6 +208,19 @@ impl Controls {
     /// The control setting `path`, if the page has one.
     pub fn knob(&self, path: &str) -> Option<&Knob> {
         self.knobs.iter().find(|k| k.path == path)
+    }
+}
+
+/// What the page calls the parameter at `path`: `class.request.retry.budget.rate` is
+/// "request: retry budget rate" (the path itself is the control's tooltip).
+fn label_of(path: &str) -> String {
+    let words = |s: &str| s.replace(['.', '_'], " ");
+    match path
+        .split_once('.')
+        .and_then(|(_, rest)| rest.split_once('.'))
+    {
+        Some((name, rest)) => format!("{name}: {}", words(rest)),
+        None => words(path),
     }
 }
 
@@ -295,5 +308,23 @@ pub fn toml_value(k: &Knob, v: &serde_json::Value) -> Result<Value, String> {
             Some(s) if !s.is_empty() && s.len() <= MAX_TEXT => Ok(Value::String(s.into())),
             _ => bad(&format!("a word of 1 to {MAX_TEXT} bytes")),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_read_as_words() {
+        assert_eq!(
+            label_of("class.request.retry.budget.rate"),
+            "request: retry budget rate"
+        );
+        assert_eq!(
+            label_of("pool.server.cancel_expired"),
+            "server: cancel expired"
+        );
+        assert_eq!(label_of("duration"), "duration");
     }
 }

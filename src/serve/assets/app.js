@@ -65,6 +65,7 @@ function buildCharts() {
   const util = pick(["utilization", "hit_ratio"], (n) => n);
   B.charts = [chart($("chart-requests"), "requests", req), chart($("chart-queue"), "queue", queue),
     chart($("chart-util"), "utilisation", util)];
+  window.addEventListener("resize", drawTipping);
   void idx;
 }
 
@@ -110,6 +111,7 @@ function buildControls() {
   for (const k of ctl.knobs.filter((k) => !k.load)) {
     const label = document.createElement("label");
     label.textContent = k.label;
+    label.title = k.path;
     let input;
     if (k.kind === "choice") {
       input = document.createElement("select");
@@ -245,6 +247,9 @@ function tippingOf(d) {
 
 function drawTipping() {
   const c = $("tipping"), g = c.getContext("2d");
+  // Drawn at the size shown, so the text stays legible in a narrow column.
+  const w = Math.round(c.clientWidth) || 420;
+  if (w !== c.width) { c.width = w; c.height = Math.round(w * 240 / 420); }
   g.clearRect(0, 0, c.width, c.height);
   if (!B.tipping) return;
   const d = B.tipping.data, v = tippingOf(d), pts = v.points;
