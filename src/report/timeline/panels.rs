@@ -320,7 +320,7 @@ mod tests {
         );
     }
 
-    /// The panels of a 60 s run of `text` (a scenario), as (title, whole-number, labels).
+    /// The panels of a run of `text` (a scenario), as (title, whole-number, labels).
     fn panels_of(text: &str) -> Vec<(String, bool, Vec<String>)> {
         let sc = crate::scenario::Loader::from_text("test.toml", "test", text.into())
             .unwrap()
