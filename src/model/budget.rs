@@ -261,9 +261,11 @@ pub fn known_uses(sc: &Scenario) -> Vec<Use> {
 }
 
 /// Checks what a run of `sc` holds from the start ([`known_uses`]) against the memory
-/// ceiling of a run started now.
-pub fn check_before(sc: &Scenario) -> Result<(), SimError> {
-    Limits::current().check_memory(&known_uses(sc), None)
+/// ceiling of a run started now, and returns those uses (the run keeps their sum).
+pub fn check_before(sc: &Scenario) -> Result<Vec<Use>, SimError> {
+    let uses = known_uses(sc);
+    Limits::current().check_memory(&uses, None)?;
+    Ok(uses)
 }
 
 /// `n` bytes in the largest unit that keeps a number of at least 1 (binary units).

@@ -95,14 +95,20 @@ impl<'a> Simulation<'a> {
     /// Checks what a run of `sc` holds from the start against the memory ceiling
     /// ([`super::budget`]), then builds it ([`Simulation::new`]).
     pub fn checked(sc: &'a Scenario, run: u64) -> Result<Self, SimError> {
-        super::budget::check_before(sc)?;
-        Ok(Self::new(sc, run))
+        let known = super::budget::check_before(sc)?;
+        Ok(Self::build(sc, run, &known))
     }
 
     /// Builds the components of `sc`; random streams derive from (seed, run, name). It
     /// allocates what the scenario asks for without checking it against the memory
     /// ceiling: [`Simulation::checked`] does.
     pub fn new(sc: &'a Scenario, run: u64) -> Self {
+        Self::build(sc, run, &known_uses(sc))
+    }
+
+    /// Builds the components of `sc`, given what it holds from start to end (`known`,
+    /// [`known_uses`], computed once by the caller).
+    fn build(sc: &'a Scenario, run: u64, known: &[Use]) -> Self {
         let cfg = sc.config.clone();
         let rng = |name: &str| stream_rng(sc.seed, run, name);
         let pools = cfg
@@ -158,9 +164,7 @@ impl<'a> Simulation<'a> {
             prefetch: false,
             job_calls: Vec::new(),
             limits: Limits::current(),
-            known_bytes: known_uses(sc)
-                .iter()
-                .fold(0, |a, u| a.saturating_add(u.bytes)),
+            known_bytes: known.iter().fold(0, |a, u| a.saturating_add(u.bytes)),
             cfg,
         }
     }

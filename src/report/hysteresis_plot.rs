@@ -7,7 +7,7 @@
 use super::figure::{self, Figure};
 use super::hysteresis::{Direction, HysteresisReport};
 use super::sweep::{Region, short};
-use super::sweep_plot::{err, region_color};
+use super::sweep_plot::{err, header, region_color, threshold_words};
 use super::timeline::PALETTE;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -29,36 +29,20 @@ impl Figure for LoopFigure<'_> {
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Res {
         let r = self.0;
-        root.fill(&WHITE).map_err(err)?;
-        let (top, body) = root.split_vertically(80);
         let title = match &r.variant {
             Some(v) => format!("{} ({v}): hysteresis loop", r.title),
             None => format!("{}: hysteresis loop", r.title),
         };
-        top.draw(&Text::new(
-            title,
-            (20, 10),
-            ("sans-serif", 24).into_font().style(FontStyle::Bold),
-        ))
-        .map_err(err)?;
-        let threshold = match (r.healthy_above, r.healthy_below) {
-            (Some(t), _) => format!("healthy above {}", short(Some(t))),
-            (_, Some(t)) => format!("healthy below {}", short(Some(t))),
-            _ => String::new(),
-        };
-        top.draw(&Text::new(
-            format!(
-                "{} against {}, ramped up then down in one run: {} steps each way, {} s per step (first {} s not measured); {threshold}",
-                r.measure,
-                r.axis_name(),
-                r.steps,
-                short(Some(r.dwell_s)),
-                short(Some(r.settle_s)),
-            ),
-            (20, 45),
-            ("sans-serif", 15).into_font(),
-        ))
-        .map_err(err)?;
+        let threshold = threshold_words(r.healthy_above, r.healthy_below);
+        let what = format!(
+            "{} against {}, ramped up then down in one run: {} steps each way, {} s per step (first {} s not measured); {threshold}",
+            r.measure,
+            r.axis_name(),
+            r.steps,
+            short(Some(r.dwell_s)),
+            short(Some(r.settle_s)),
+        );
+        let body = header(root, title, what, 15)?;
         draw_loop(&body, r)
     }
 }

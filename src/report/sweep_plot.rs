@@ -27,6 +27,37 @@ pub(super) fn err<E: std::fmt::Display>(e: E) -> String {
     e.to_string()
 }
 
+/// The words for a healthy threshold (`healthy above 0.9`), or none.
+pub(super) fn threshold_words(above: Option<f64>, below: Option<f64>) -> String {
+    match (above, below) {
+        (Some(t), _) => format!("healthy above {}", short(Some(t))),
+        (_, Some(t)) => format!("healthy below {}", short(Some(t))),
+        _ => String::new(),
+    }
+}
+
+/// Fills `root` white and draws a sweep picture's header in its top 80 px: `title` in bold
+/// and under it `what` (what is plotted against what) in `size`-point type. Returns the
+/// area below the header.
+pub(super) fn header<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: String,
+    what: String,
+    size: u32,
+) -> Result<DrawingArea<DB, Shift>, String> {
+    root.fill(&WHITE).map_err(err)?;
+    let (top, rest) = root.split_vertically(80);
+    top.draw(&Text::new(
+        title,
+        (20, 10),
+        ("sans-serif", 24).into_font().style(FontStyle::Bold),
+    ))
+    .map_err(err)?;
+    top.draw(&Text::new(what, (20, 45), ("sans-serif", size).into_font()))
+        .map_err(err)?;
+    Ok(rest)
+}
+
 /// The small-multiples grid: columns and rows for `n` panels.
 pub(super) fn grid(n: usize) -> (usize, usize) {
     let cols = if n <= 1 { 1 } else { 2 };
@@ -89,32 +120,16 @@ impl Figure for TippingFigure<'_> {
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Res {
         let r = self.0;
-        root.fill(&WHITE).map_err(err)?;
         let (cols, rows) = grid(r.variants.len());
-        let (top, rest) = root.split_vertically(80);
-        top.draw(&Text::new(
-            r.title.clone(),
-            (20, 10),
-            ("sans-serif", 24).into_font().style(FontStyle::Bold),
-        ))
-        .map_err(err)?;
-        let threshold = match (r.healthy_above, r.healthy_below) {
-            (Some(t), _) => format!("healthy above {}", short(Some(t))),
-            (_, Some(t)) => format!("healthy below {}", short(Some(t))),
-            _ => String::new(),
-        };
-        top.draw(&Text::new(
-            format!(
-                "{} after trigger [{}] against {}; {threshold}; {} seed(s), band = seed range",
-                r.measure,
-                r.trigger.join(", "),
-                r.axis_name(),
-                r.seeds
-            ),
-            (20, 45),
-            ("sans-serif", 16).into_font(),
-        ))
-        .map_err(err)?;
+        let threshold = threshold_words(r.healthy_above, r.healthy_below);
+        let what = format!(
+            "{} after trigger [{}] against {}; {threshold}; {} seed(s), band = seed range",
+            r.measure,
+            r.trigger.join(", "),
+            r.axis_name(),
+            r.seeds
+        );
+        let rest = header(root, r.title.clone(), what, 16)?;
         // The headroom of each design is in its panel's caption; the table is printed by
         // `brink tipping` and shown once on the report page.
         let areas = rest.split_evenly((rows, cols));

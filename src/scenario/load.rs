@@ -1,15 +1,21 @@
 //! Loading a scenario file: parse, apply a variant and `--set` overrides, deserialize,
 //! validate, and precompute the configuration each intervention puts in force. Every error
 //! names the key path and the place (file, line and column, or the override it came from).
+//! What an assignment may touch is checked in `assign.rs`; where an error is, in `place.rs`.
+
+mod assign;
+mod place;
 
 use super::bundled::{self, Bundled};
-use super::error::{ScenarioError, toml_types};
+use super::error::ScenarioError;
 use super::overrides::{self, Override};
 use super::provenance::Provenance;
 use super::raw::RawScenario;
 use super::spec::{Config, Intervention, Scenario};
 use super::strict::Strict;
 use super::validate::{self, did_you_mean};
+use assign::Scope;
+use place::{explain, line_col, toml_message};
 use std::path::Path;
 use std::sync::Arc;
 use toml::{Table, Value};
@@ -166,55 +172,7 @@ impl Loader {
         sets: &[Override],
         sections: Sections,
     ) -> Result<Scenario, ScenarioError> {
-        // Every variant names only entries the file defines, chosen or not: the names are
-        // known without applying it.
-        for v in self.variant_names() {
-            for (path, value) in self.variant_set(&v) {
-                target(&self.table, &path, &value, Scope::Setup)
-                    .and_then(|()| overrides::check_depth(&path))
-                    .map_err(|msg| ScenarioError::Invalid {
-                        place: self.variant_place(&v),
-                        path,
-                        msg,
-                    })?;
-            }
-        }
-        let mut table = self.table.clone();
-        let mut origins: Vec<(String, String)> = Vec::new();
-        if let Some(v) = variant {
-            let known = self.variant_names();
-            if !known.iter().any(|k| k == v) {
-                let hint = did_you_mean(v, known.iter().map(|s| s.as_str()));
-                let list = if known.is_empty() {
-                    "none".to_string()
-                } else {
-                    known.join(", ")
-                };
-                return Err(ScenarioError::Invalid {
-                    place: format!("--variant {v}"),
-                    path: format!("variant.{v}"),
-                    msg: format!(
-                        "{} defines no such variant (it has: {list}){hint}",
-                        self.file
-                    ),
-                });
-            }
-            let place = self.variant_place(v);
-            for (path, value) in self.variant_set(v) {
-                self.apply(&mut table, &path, value, &place, Scope::Setup)?;
-                origins.push((path, place.clone()));
-            }
-        }
-        for o in sets {
-            self.apply(
-                &mut table,
-                &o.path,
-                o.value.clone(),
-                &o.origin,
-                Scope::Setup,
-            )?;
-            origins.push((o.path.clone(), o.origin.clone()));
-        }
+        let (table, mut origins) = self.assigned(variant, sets)?;
         let (raw, meta, config) = self.build(&table, &origins)?;
         validate::starting_fleet(&config)
             .map_err(|(path, msg)| self.invalid(&path, &msg, &origins))?;
@@ -329,43 +287,6 @@ impl Loader {
             },
         })
     }
-
-    /// The assignments of variant `v`, flattened, in file order.
-    fn variant_set(&self, v: &str) -> Vec<(String, Value)> {
-        let mut flat = Vec::new();
-        if let Some(Value::Table(set)) = overrides::get(&self.table, &format!("variant.{v}.set")) {
-            overrides::flatten(set, "", &mut flat);
-        }
-        flat
-    }
-
-    /// ``variant `v` (FILE:LINE:COL)``, the place of its assignments in messages.
-    fn variant_place(&self, v: &str) -> String {
-        format!(
-            "variant `{v}` ({})",
-            self.place_in_file(&format!("variant.{v}"))
-        )
-    }
-
-    /// Sets `path` to `value` in `table`, refusing a path that names an entry the table
-    /// does not define or (in `scope`) would have no effect.
-    fn apply(
-        &self,
-        table: &mut Table,
-        path: &str,
-        value: Value,
-        origin: &str,
-        scope: Scope,
-    ) -> Result<(), ScenarioError> {
-        target(table, path, &value, scope)
-            .and_then(|()| overrides::apply(table, path, value))
-            .map_err(|msg| ScenarioError::Invalid {
-                place: origin.to_string(),
-                path: path.to_string(),
-                msg,
-            })
-    }
-
     fn build(
         &self,
         table: &Table,
@@ -391,93 +312,6 @@ impl Loader {
             validate::validate(&raw).map_err(|(path, msg)| self.invalid(&path, &msg, origins))?;
         Ok((raw, meta, config))
     }
-
-    fn invalid(&self, path: &str, msg: &str, origins: &[(String, String)]) -> ScenarioError {
-        let mut from_override = origins.iter().rev().find(|(p, _)| {
-            p == path || path.starts_with(&format!("{p}.")) || p.starts_with(&format!("{path}."))
-        });
-        if from_override.is_none() && !origins.is_empty() && self.valid_alone() {
-            // The file is fine on its own, so an override broke another key (setting a
-            // backoff that then needs a base): blame the override nearest in the tree.
-            from_override = origins
-                .iter()
-                .rev()
-                .max_by_key(|(p, _)| common_prefix(p, path));
-        }
-        let place = match from_override {
-            Some((_, origin)) => origin.clone(),
-            None => self.place_in_file(path),
-        };
-        ScenarioError::Invalid {
-            place,
-            path: if path.is_empty() {
-                "(top level)".into()
-            } else {
-                path.into()
-            },
-            msg: msg.into(),
-        }
-    }
-
-    /// An error of the `[tipping]` checks. The measuring window (`tipping.settle`) starts
-    /// where the trigger events end, so an override that moves them (a phase map's axis
-    /// over `event.slowdown.for`), the run's length or the metrics step is to blame before
-    /// any other: the last such override, else as [`invalid`](Self::invalid) places it.
-    fn invalid_window(
-        &self,
-        path: &str,
-        msg: &str,
-        origins: &[(String, String)],
-        tipping: &Option<super::raw::RawTipping>,
-    ) -> ScenarioError {
-        let mut moves = vec!["duration".to_string(), "metrics.step".to_string()];
-        for name in tipping.iter().flat_map(|t| &t.trigger) {
-            for key in ["at", "for", "every"] {
-                moves.push(format!("event.{name}.{key}"));
-            }
-        }
-        let mover = origins.iter().rev().find(|(p, _)| {
-            moves
-                .iter()
-                .any(|m| p == m || m.starts_with(&format!("{p}.")))
-        });
-        match mover {
-            Some((_, origin)) if path == "tipping.settle" => ScenarioError::Invalid {
-                place: origin.clone(),
-                path: path.into(),
-                msg: msg.into(),
-            },
-            _ => self.invalid(path, msg, origins),
-        }
-    }
-
-    /// An error about `path` placed like the loader's own: in the file, or at the last of
-    /// `sets` that assigned it (for checks made after loading, e.g. by sweeps).
-    pub fn problem(&self, path: &str, msg: &str, sets: &[Override]) -> ScenarioError {
-        let place = sets
-            .iter()
-            .rev()
-            .find(|o| o.path == path || path.starts_with(&format!("{}.", o.path)))
-            .map(|o| o.origin.clone())
-            .unwrap_or_else(|| self.place_in_file(path));
-        ScenarioError::Invalid {
-            place,
-            path: path.into(),
-            msg: msg.into(),
-        }
-    }
-
-    /// True when the file, with no variant or override, is valid.
-    fn valid_alone(&self) -> bool {
-        self.build(&self.table, &[]).is_ok()
-    }
-
-    /// `file:line:col` of the key at `path`, or of its nearest ancestor present in the file.
-    fn place_in_file(&self, path: &str) -> String {
-        let offset = locate(&self.text, path).unwrap_or(0);
-        let (line, col) = line_col(&self.text, offset);
-        format!("{}:{line}:{col}", self.file)
-    }
 }
 
 /// Which sections a load validates.
@@ -487,192 +321,4 @@ enum Sections {
     Run,
     /// Every section, for the sweeps and ramps.
     Sweeps,
-}
-
-/// Where an assignment is made: before the run (a variant, `--set`, a sweep) or during it
-/// (an `[[at]]` intervention).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Scope {
-    Setup,
-    Intervention,
-}
-
-/// The named sections an assignment may reach into, and what their entries are called.
-const NAMED: [(&str, &str); 4] = [
-    ("class", "class"),
-    ("pool", "pool"),
-    ("cache", "cache tier"),
-    ("event", "event"),
-];
-
-/// Refuses an assignment to `path` that would create a named entry `table` does not
-/// define (`pool.dbb.workers`, a typo of `db`, or the whole section at once,
-/// `pool = { dbb = {...} }`) or would have no effect where it is made.
-fn target(table: &Table, path: &str, value: &Value, scope: Scope) -> Result<(), String> {
-    let segs: Vec<&str> = path.split('.').collect();
-    let first = segs[0];
-    if let (Some(_), [_], Value::Table(entries)) = (
-        NAMED.iter().find(|(s, _)| *s == first),
-        segs.as_slice(),
-        value,
-    ) {
-        // A whole section is assigned: each entry it names must be one the file defines.
-        for name in entries.keys() {
-            target(
-                table,
-                &format!("{first}.{name}"),
-                &Value::Boolean(true),
-                scope,
-            )?;
-        }
-    }
-    if first == "variant" {
-        return Err(
-            "variants are chosen with --variant before any setting applies; setting one has no effect"
-                .into(),
-        );
-    }
-    if let (Some((_, what)), Some(name)) = (NAMED.iter().find(|(s, _)| *s == first), segs.get(1)) {
-        let known: Vec<&str> = match table.get(first) {
-            Some(Value::Table(t)) => t.keys().map(String::as_str).collect(),
-            _ => vec![],
-        };
-        if !known.contains(name) {
-            let list = if known.is_empty() {
-                "none".to_string()
-            } else {
-                validate::listing(&known)
-            };
-            let hint = did_you_mean(name, known.iter().copied());
-            return Err(format!(
-                "unknown {what} `{name}` (the file defines: {list}); a setting cannot add one{hint}"
-            ));
-        }
-    }
-    if scope == Scope::Setup {
-        return Ok(());
-    }
-    match (first, segs.get(2).copied()) {
-        ("class" | "pool", _) => Ok(()),
-        ("event", Some("enabled")) if segs.len() == 3 => Ok(()),
-        ("event", Some("label")) => Err(
-            "the timeline keeps the labels of the start of the run; an intervention can only switch an event on or off (`enabled`)".into(),
-        ),
-        ("event", _) => Err(
-            "an event is fixed for the run (a running event must end the way it started); an intervention can only switch it on or off (`enabled`)".into(),
-        ),
-        ("cache", _) => Err(
-            "a cache tier cannot change during a run; change it in a variant instead".into(),
-        ),
-        (
-            "title" | "description" | "case" | "duration" | "seed" | "metrics" | "at" | "tipping"
-            | "phase" | "collapse" | "hysteresis",
-            _,
-        ) => Err(format!(
-            "`{first}` applies to the whole run, so an intervention setting it would have no effect; an intervention changes classes, pools and events' `enabled`"
-        )),
-        _ => Ok(()),
-    }
-}
-
-/// Rewrites serde's messages into ones that name the fix: the nearest valid key for a
-/// misspelling, and the unknown key itself in the path.
-fn explain(msg: &str, path: &mut Vec<String>) -> String {
-    for what in ["unknown field", "unknown variant"] {
-        if let Some(rest) = msg.strip_prefix(what) {
-            let name = rest.split('`').nth(1).unwrap_or("");
-            let expected: Vec<&str> = rest
-                .split("expected")
-                .nth(1)
-                .unwrap_or("")
-                .split('`')
-                .skip(1)
-                .step_by(2)
-                .collect();
-            let list = validate::listing(&expected);
-            let hint = did_you_mean(name, expected.iter().copied());
-            if what == "unknown field" {
-                if path.last().map(|s| s.as_str()) != Some(name) {
-                    path.push(name.to_string());
-                }
-                return format!("unknown key `{name}` (valid keys here: {list}){hint}");
-            }
-            return format!("unknown value `{name}` (valid values: {list}){hint}");
-        }
-    }
-    if let Some(rest) = msg.strip_prefix("missing field") {
-        let name = rest.split('`').nth(1).unwrap_or("");
-        if !name.is_empty() && path.last().map(|s| s.as_str()) != Some(name) {
-            path.push(name.to_string());
-        }
-        return format!("missing required key `{name}`");
-    }
-    // Serde names Rust types ("f64", "struct RawService"); say what the file needs instead.
-    toml_types(msg)
-}
-
-/// The byte offset of the key at `path` (or its nearest present ancestor) in `text`.
-fn locate(text: &str, path: &str) -> Option<usize> {
-    use toml::de::{DeTable, DeValue};
-    let doc = DeTable::parse(text).ok()?;
-    let mut best = None;
-    let mut table = Some(doc.get_ref());
-    let mut array: Option<&toml::de::DeArray> = None;
-    for seg in path.split('.').filter(|s| !s.is_empty()) {
-        // Stop at the deepest key present: a missing key is reported at its parent.
-        let found = if let Some(t) = table {
-            t.iter()
-                .find(|(k, _)| k.get_ref().as_ref() == seg)
-                .map(|(k, v)| (k.span().start, v))
-        } else if let Some(a) = array {
-            seg.parse::<usize>()
-                .ok()
-                .and_then(|i| a.get(i))
-                .map(|v| (v.span().start, v))
-        } else {
-            None
-        };
-        let Some((start, value)) = found else { break };
-        best = Some(start);
-        table = None;
-        array = None;
-        match value.get_ref() {
-            DeValue::Table(t) => table = Some(t),
-            DeValue::Array(a) => array = Some(a),
-            _ => {}
-        }
-    }
-    best
-}
-
-/// How many leading path segments two dotted paths share.
-fn common_prefix(a: &str, b: &str) -> usize {
-    a.split('.')
-        .zip(b.split('.'))
-        .take_while(|(x, y)| x == y)
-        .count()
-}
-
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
-    // Columns count characters, not bytes (a `µs` earlier on the line is one column).
-    let col = before[line_start..].chars().count() + 1;
-    (line, col)
-}
-
-/// The TOML reader's message, with the one that leaks a Rust type for an integer beyond 64
-/// bits put in TOML's words.
-fn toml_message(msg: &str) -> String {
-    let msg = msg.trim();
-    match msg.strip_prefix("invalid type: integer ") {
-        Some(rest) if rest.contains(" as i128") => {
-            let n = rest.split(" as i128").next().unwrap_or("");
-            format!(
-                "integer {n} is too large: TOML integers are 64-bit (at most 9223372036854775807)"
-            )
-        }
-        _ => msg.to_string(),
-    }
 }

@@ -19,9 +19,9 @@
 //! validate (issue 12): `check`, `hysteresis` and `tipping`. A line `# commands: ...`
 //! (after the `# also:` lines) names them instead.
 
-use crate::common::brink_bin;
+use crate::common::{Run, brink};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 /// What a message must name.
 #[derive(Debug)]
@@ -128,15 +128,6 @@ fn expectation(file: &Path) -> Result<Expect, String> {
     })
 }
 
-/// Runs `brink ARGS` in `cwd`.
-fn brink(args: &[&str], cwd: &Path) -> Output {
-    Command::new(brink_bin())
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("the brink binary runs")
-}
-
 /// `brink run FILE --out OUT EXTRA...` in `cwd`.
 fn run_into(file: &Path, out: &Path, extra: &[&str], cwd: &Path) -> Output {
     let mut args = vec![
@@ -146,7 +137,7 @@ fn run_into(file: &Path, out: &Path, extra: &[&str], cwd: &Path) -> Output {
         out.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
-    brink(&args, cwd)
+    brink(&args).current_dir(cwd).run()
 }
 
 /// Asserts exit code 0, showing stderr otherwise.
@@ -268,7 +259,9 @@ fn good_scenario_runs_and_writes_its_folder() {
         dir.path(),
     );
     assert_success(&o);
-    let o = brink(&["check", file.to_str().unwrap()], dir.path());
+    let o = brink(["check", file.to_str().unwrap()])
+        .current_dir(dir.path())
+        .run();
     assert_success(&o);
 }
 
@@ -309,7 +302,7 @@ fn refuse_every_bad_file(command: &str) {
         if writes {
             args.extend(["--out", out_dir.to_str().unwrap()]);
         }
-        let o = brink(&args, tmp.path());
+        let o = brink(&args).current_dir(tmp.path()).run();
         let mut ps = problems(&o, &expect, writes.then_some(out_dir.as_path()));
         if std::fs::read_dir(tmp.path()).unwrap().next().is_some() {
             ps.push(format!("`brink {command}` wrote into its working folder"));
@@ -361,10 +354,9 @@ fn every_bad_phase_file_is_refused_by_phase() {
 fn check_reports_the_bad_file_among_good_ones() {
     let (dir, good) = good();
     let bad = bad_dir().join("05-negative-rate.toml");
-    let o = brink(
-        &["check", good.to_str().unwrap(), bad.to_str().unwrap()],
-        dir.path(),
-    );
+    let o = brink(["check", good.to_str().unwrap(), bad.to_str().unwrap()])
+        .current_dir(dir.path())
+        .run();
     let expect = Expect {
         path: Some("class.request.rate".into()),
         place: format!("{}:5:1:", bad.display()),
@@ -390,7 +382,7 @@ fn refused_with(args: &[&str], path: Option<&str>, place: &str, also: &[&str]) -
         out_dir.to_str().unwrap(),
     ];
     all.extend_from_slice(args);
-    let o = brink(&all, dir.path());
+    let o = brink(&all).current_dir(dir.path()).run();
     let place = place.replace("FILE", &file.display().to_string());
     let expect = Expect {
         path: path.map(str::to_string),
@@ -668,7 +660,9 @@ fn bad_variant_is_refused_by_run_and_check() {
     let out_dir = dir.path().join("out");
     let o = run_into(&file, &out_dir, &["--variant", "broken"], dir.path());
     assert_refused("run: ", &o, &expect, Some(&out_dir));
-    let o = brink(&["check", file.to_str().unwrap()], dir.path());
+    let o = brink(["check", file.to_str().unwrap()])
+        .current_dir(dir.path())
+        .run();
     assert_refused("check: ", &o, &expect, None);
     // The file without --variant is fine: variants apply only when chosen.
     let o = run_into(&file, &out_dir, &[], dir.path());
@@ -741,12 +735,9 @@ fn missing_file_is_refused() {
 #[test]
 fn too_many_jobs_are_refused() {
     let tmp = tempfile::tempdir().unwrap();
-    let o = Command::new(brink_bin())
-        .args(["tipping", "scenarios/mm1.toml", "--jobs", "100000", "--out"])
+    let o = brink(["tipping", "scenarios/mm1.toml", "--jobs", "100000", "--out"])
         .arg(tmp.path())
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
+        .run();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("--jobs"), "{stderr}");

@@ -4,8 +4,7 @@
 //! written. A fully partitioned ring of 10,000 nodes x 1,000 virtual nodes runs to its end
 //! (a lookup no longer walks the ring).
 
-use crate::common::brink_bin;
-use std::process::Command;
+use crate::common::{Run, brink};
 
 /// Runs `brink ARGS run FILE --out OUT` on `text`; returns (exit code, stderr, whether
 /// anything was written to OUT).
@@ -14,14 +13,12 @@ fn brink_run(text: &str, args: &[&str]) -> (Option<i32>, String, bool) {
     let file = dir.path().join("extreme.toml");
     std::fs::write(&file, text).unwrap();
     let out = dir.path().join("out");
-    let o = Command::new(brink_bin())
-        .args(args)
+    let o = brink(args)
         .arg("run")
         .arg(&file)
         .arg("--out")
         .arg(&out)
-        .output()
-        .unwrap();
+        .run();
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     assert!(!err.contains("panicked"), "{err}");
     (o.status.code(), err, out.exists())

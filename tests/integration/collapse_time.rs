@@ -11,9 +11,8 @@
 //! T_n = 1/(λ + μ) + μ/(λ + μ) (T_{n-1} + T_n), i.e. T_n = (1 + μ T_{n-1})/λ.
 //! E[time 0 -> K] = Σ_{n=0}^{K-1} T_n (LAWS.md, "First passage of a birth-death queue").
 
-use crate::common::{brink_bin, scenario};
+use crate::common::{Run, brink, scenario};
 use brink::experiment::collapse_time::{Options, direct_time_to_collapse, mean_time_to_collapse};
-use std::process::Command;
 
 /// The exact mean first-passage time of M/M/1 from empty to `k` in the system.
 fn mm1_first_passage(lambda: f64, mu: f64, k: u32) -> f64 {
@@ -153,14 +152,12 @@ fn collapse_time(
     out: &std::path::Path,
     extra: &[&str],
 ) -> std::process::Output {
-    Command::new(brink_bin())
-        .arg("collapse-time")
+    brink(["collapse-time"])
         .arg(file)
         .arg("--out")
         .arg(out)
         .args(extra)
-        .output()
-        .expect("the brink binary runs")
+        .run()
 }
 
 #[test]

@@ -2,7 +2,9 @@
 
 use brink::model::RunResult;
 use brink::scenario::{Loader, Override, Scenario};
+use std::ffi::OsStr;
 use std::path::PathBuf;
+use std::process::{Command, Output};
 
 /// Builds a scenario from TOML text.
 pub fn scenario(text: &str) -> Scenario {
@@ -49,6 +51,28 @@ pub fn mean_between(r: &RunResult, column: &str, from: f64, to: f64) -> f64 {
 /// The path of the built `brink` binary.
 pub fn brink_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_brink"))
+}
+
+/// `brink ARGS`: the built binary with `args` (strings or paths), run in the repository's
+/// root (where `scenarios/` is) unless `current_dir` says otherwise. Add arguments with
+/// `.arg`/`.args`, then [`Run::run`] it (or `spawn` it, to signal it).
+pub fn brink<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> Command {
+    let mut cmd = Command::new(brink_bin());
+    cmd.args(args).current_dir(env!("CARGO_MANIFEST_DIR"));
+    cmd
+}
+
+/// Running a command to its end.
+pub trait Run {
+    /// Runs the command to its end and returns its exit status and what it printed; a
+    /// command that cannot be started fails the test.
+    fn run(&mut self) -> Output;
+}
+
+impl Run for Command {
+    fn run(&mut self) -> Output {
+        self.output().expect("the brink binary runs")
+    }
 }
 
 /// The shape of a metastable failure in a class's goodput: above 95% of 95% of the offered

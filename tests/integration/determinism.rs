@@ -1,16 +1,13 @@
 //! Same scenario, seed and overrides: the same bytes out; a different seed: different draws.
 
 use crate::common::*;
-use std::process::Command;
 
 fn run_cli(out: &std::path::Path, extra: &[&str]) {
-    let status = Command::new(brink_bin())
-        .args(["run", "scenarios/retry-storm.toml", "--out"])
+    let status = brink(["run", "scenarios/retry-storm.toml", "--out"])
         .arg(out)
         .args(extra)
         // A run with overrides writes into a folder of its own, named here.
         .args(["--name", "run"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .status()
         .unwrap();
     assert!(status.success());

@@ -1,9 +1,9 @@
 //! Issue 10, the hysteresis loop: `brink hysteresis FILE` ramps the `[tipping]` parameter
 //! slowly up and back down in one run, and the loop it finds obeys the retry-storm law.
 
-use crate::common::brink_bin;
+use crate::common::{Run, brink};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn retry_storm() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios/retry-storm.toml")
@@ -11,14 +11,12 @@ fn retry_storm() -> PathBuf {
 
 /// Runs `brink hysteresis FILE --out OUT ARGS` in a fresh folder.
 fn hysteresis(file: &Path, out: &Path, args: &[&str]) -> Output {
-    Command::new(brink_bin())
-        .arg("hysteresis")
+    brink(["hysteresis"])
         .arg(file)
         .arg("--out")
         .arg(out)
         .args(args)
-        .output()
-        .expect("the brink binary runs")
+        .run()
 }
 
 fn json(dir: &Path) -> serde_json::Value {

@@ -2,9 +2,9 @@
 //! bundled scenarios embedded, `brink new`, shell completions and a man page. Each test
 //! runs the built binary in an empty temporary folder (no `scenarios/` next to it).
 
-use crate::common::brink_bin;
+use crate::common::{Run, brink};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 /// The bundled scenarios: the repository's `scenarios/*.toml`, by name.
 fn bundled_names() -> Vec<String> {
@@ -18,15 +18,6 @@ fn bundled_names() -> Vec<String> {
     names.sort();
     assert!(names.len() >= 10, "{names:?}");
     names
-}
-
-/// Runs `brink ARGS` in `dir`.
-fn brink(dir: &Path, args: &[&str]) -> Output {
-    Command::new(brink_bin())
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap()
 }
 
 fn stdout(o: &Output) -> String {
@@ -54,7 +45,7 @@ fn elsewhere() -> tempfile::TempDir {
 #[test]
 fn list_shows_every_bundled_scenario_from_any_folder() {
     let dir = elsewhere();
-    let o = brink(dir.path(), &["list"]);
+    let o = brink(["list"]).current_dir(dir.path()).run();
     assert_ok(&o);
     let listed: Vec<String> = stdout(&o)
         .lines()
@@ -69,23 +60,22 @@ fn list_shows_every_bundled_scenario_from_any_folder() {
 fn run_and_check_take_a_bundled_name() {
     let dir = elsewhere();
     let out = dir.path().join("out");
-    let o = brink(
-        dir.path(),
-        &[
-            "run",
-            "retry-storm",
-            "--set",
-            "duration=6m",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
+    let o = brink([
+        "run",
+        "retry-storm",
+        "--set",
+        "duration=6m",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .current_dir(dir.path())
+    .run();
     assert_ok(&o);
     let summary =
         std::fs::read_to_string(out.join("retry-storm/runs/duration-6m/summary.json")).unwrap();
     assert!(summary.contains("\"retry-storm\""), "{summary}");
     for name in ["retry-storm", "retry-storm.toml"] {
-        let o = brink(dir.path(), &["check", name]);
+        let o = brink(["check", name]).current_dir(dir.path()).run();
         assert_ok(&o);
         assert!(
             stdout(&o).contains("retry-storm.toml (bundled) (5 variants)"),
@@ -104,12 +94,12 @@ fn a_real_file_wins_over_a_bundled_name() {
                  [pool.p]\nservice = { mean = \"1s\" }\n[variant.v]\nset = { seed = 2 }\n";
     std::fs::write(dir.path().join("mm1.toml"), local).unwrap();
     for arg in ["mm1.toml", "mm1"] {
-        let o = brink(dir.path(), &["check", arg]);
+        let o = brink(["check", arg]).current_dir(dir.path()).run();
         assert_ok(&o);
         assert_eq!(stdout(&o), "ok  mm1.toml (1 variants)\n", "{arg}");
     }
     // Bundled scenarios are named so: mmc has no variant either.
-    let o = brink(dir.path(), &["check", "mmc"]);
+    let o = brink(["check", "mmc"]).current_dir(dir.path()).run();
     assert_eq!(stdout(&o), "ok  mmc.toml (bundled) (0 variants)\n");
 }
 
@@ -117,7 +107,7 @@ fn a_real_file_wins_over_a_bundled_name() {
 #[test]
 fn an_unknown_name_is_refused_with_a_suggestion() {
     let dir = elsewhere();
-    let o = brink(dir.path(), &["run", "retry-strom"]);
+    let o = brink(["run", "retry-strom"]).current_dir(dir.path()).run();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
@@ -132,27 +122,27 @@ fn an_unknown_name_is_refused_with_a_suggestion() {
 #[test]
 fn new_writes_a_valid_starter_and_never_overwrites() {
     let dir = elsewhere();
-    let o = brink(dir.path(), &["new", "x"]);
+    let o = brink(["new", "x"]).current_dir(dir.path()).run();
     assert_ok(&o);
     let file = dir.path().join("x.toml");
     let text = std::fs::read_to_string(&file).unwrap();
     for section in ["[class.", "[pool.", "[event.", "[tipping]"] {
         assert!(text.contains(section), "the starter lacks {section}");
     }
-    let o = brink(dir.path(), &["check", "x.toml"]);
+    let o = brink(["check", "x.toml"]).current_dir(dir.path()).run();
     assert_ok(&o);
     assert_eq!(stdout(&o), "ok  x.toml (0 variants)\n");
 
     std::fs::write(&file, "# edited\n").unwrap();
     for name in ["x", "x.toml"] {
-        let o = brink(dir.path(), &["new", name]);
+        let o = brink(["new", name]).current_dir(dir.path()).run();
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{err}");
         assert!(err.contains("x.toml already exists"), "{err}");
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "# edited\n");
     }
     for bad in ["../y", "a/b", ".y", ""] {
-        let o = brink(dir.path(), &["new", bad]);
+        let o = brink(["new", bad]).current_dir(dir.path()).run();
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{bad:?}: {err}");
         assert!(err.contains("brink new"), "{err}");
@@ -166,7 +156,9 @@ fn new_writes_a_valid_starter_and_never_overwrites() {
 #[test]
 fn new_from_copies_a_bundled_scenario_exactly() {
     let dir = elsewhere();
-    let o = brink(dir.path(), &["new", "y", "--from", "slack-2022-02-22"]);
+    let o = brink(["new", "y", "--from", "slack-2022-02-22"])
+        .current_dir(dir.path())
+        .run();
     assert_ok(&o);
     let copy = std::fs::read(dir.path().join("y.toml")).unwrap();
     let original = std::fs::read(
@@ -174,7 +166,9 @@ fn new_from_copies_a_bundled_scenario_exactly() {
     )
     .unwrap();
     assert_eq!(copy, original);
-    let o = brink(dir.path(), &["new", "z", "--from", "no-such-one"]);
+    let o = brink(["new", "z", "--from", "no-such-one"])
+        .current_dir(dir.path())
+        .run();
     assert_eq!(o.status.code(), Some(2));
     assert!(!dir.path().join("z.toml").exists());
 }
@@ -184,14 +178,14 @@ fn new_from_copies_a_bundled_scenario_exactly() {
 fn completions_name_the_commands() {
     let dir = elsewhere();
     for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
-        let o = brink(dir.path(), &["completions", shell]);
+        let o = brink(["completions", shell]).current_dir(dir.path()).run();
         assert_ok(&o);
         let text = stdout(&o);
         for word in ["tipping", "collapse-time", "completions"] {
             assert!(text.contains(word), "{shell} completions lack {word}");
         }
     }
-    let o = brink(dir.path(), &["completions", "tcsh"]);
+    let o = brink(["completions", "tcsh"]).current_dir(dir.path()).run();
     assert_eq!(o.status.code(), Some(2));
 }
 
@@ -200,7 +194,7 @@ fn completions_name_the_commands() {
 #[test]
 fn man_prints_a_roff_page() {
     let dir = elsewhere();
-    let o = brink(dir.path(), &["man"]);
+    let o = brink(["man"]).current_dir(dir.path()).run();
     assert_ok(&o);
     let text = stdout(&o);
     assert!(

@@ -2,17 +2,9 @@
 //! all, a signal or a full disk leaves no temporary files and no partial set, and a run
 //! with overrides writes into a folder of its own, never over the base run.
 
-use crate::common::brink_bin;
+use crate::common::{Run, brink};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-fn brink(args: &[&str]) -> Output {
-    Command::new(brink_bin())
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the brink binary runs")
-}
+use std::process::{Command, Stdio};
 
 /// Every path under `dir`, recursively.
 fn walk(dir: &Path) -> Vec<PathBuf> {
@@ -54,22 +46,21 @@ fn a_signal_while_writing_leaves_no_temporaries_and_no_partial_set() {
     for (sig, code) in [("INT", 130), ("TERM", 143)] {
         let tmp = tempfile::tempdir().unwrap();
         let out = tmp.path().join("out");
-        let mut child = Command::new(brink_bin())
-            .args([
-                "run",
-                "mm1",
-                "--set",
-                // 950,000 rows, under the 1,000,000-row limit.
-                "duration=1900s",
-                "--set",
-                "metrics.step=2ms",
-            ])
-            .arg("--out")
-            .arg(&out)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = brink([
+            "run",
+            "mm1",
+            "--set",
+            // 950,000 rows, under the 1,000,000-row limit.
+            "duration=1900s",
+            "--set",
+            "metrics.step=2ms",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
         // Wait for the stage to appear (the run is over and the files are being written).
         let mut seen = false;
         while child.try_wait().unwrap().is_none() {
@@ -129,7 +120,7 @@ fn a_full_disk_gives_one_clear_error_and_no_partial_set() {
     let old = mnt.join("retry-storm");
     std::fs::create_dir(&old).unwrap();
     std::fs::write(old.join("summary.json"), "previous run").unwrap();
-    let o = brink(&["run", "retry-storm", "--out", mnt.to_str().unwrap()]);
+    let o = brink(["run", "retry-storm", "--out", mnt.to_str().unwrap()]).run();
     let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
     let after = (files(&mnt), temporaries(&mnt));
     let previous = std::fs::read_to_string(old.join("summary.json"));
@@ -160,7 +151,7 @@ fn a_run_with_overrides_writes_into_its_own_folder() {
         let mut all = vec!["run", "mm1", "--set", "duration=2000s", "--out"];
         all.push(out.to_str().unwrap());
         all.extend_from_slice(args);
-        let o = brink(&all);
+        let o = brink(&all).run();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         String::from_utf8_lossy(&o.stderr).into_owned()
     };
@@ -187,18 +178,19 @@ fn a_run_with_overrides_writes_into_its_own_folder() {
         std::fs::read(seeded.join("timeseries.csv")).unwrap()
     );
     // The scenario's own seed (mm1.toml has `seed = 1`) is no override: the base run.
-    let own = brink(&["run", "mm1", "--out", out.to_str().unwrap(), "--seed", "1"]);
+    let own = brink(["run", "mm1", "--out", out.to_str().unwrap(), "--seed", "1"]).run();
     assert!(own.status.success());
     assert!(base.join("summary.json").is_file());
     // A name that is not a safe path segment is refused before anything runs.
-    let bad = brink(&[
+    let bad = brink([
         "run",
         "mm1",
         "--out",
         out.to_str().unwrap(),
         "--name",
         "../x",
-    ]);
+    ])
+    .run();
     assert_eq!(bad.status.code(), Some(2));
     assert!(!tmp.path().join("x").exists());
 }
@@ -212,7 +204,7 @@ fn run_ignores_sweep_windows_that_the_sweep_refuses() {
     let out = tmp.path().join("out");
     let set = "event.slowdown.at=19m";
     let args = |cmd| {
-        brink(&[
+        brink([
             cmd,
             "retry-storm",
             "--set",
@@ -220,6 +212,7 @@ fn run_ignores_sweep_windows_that_the_sweep_refuses() {
             "--out",
             out.to_str().unwrap(),
         ])
+        .run()
     };
     let run = args("run");
     assert!(

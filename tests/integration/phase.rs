@@ -10,9 +10,8 @@
 //! metastable, overloaded: far from both thresholds (25 and 100), so one seed decides it.
 
 use super::tipping::LAW;
-use crate::common::brink_bin;
+use crate::common::{Run, brink};
 use serde_json::Value;
-use std::process::Command;
 
 #[test]
 fn phase_writes_json_with_cells_operating_point_and_named_csv_columns() {
@@ -24,14 +23,12 @@ fn phase_writes_json_with_cells_operating_point_and_named_csv_columns() {
     );
     std::fs::write(&file, text).unwrap();
     let out = dir.path().join("out");
-    let o = Command::new(brink_bin())
-        .arg("phase")
+    let o = brink(["phase"])
         .arg(&file)
         .args(["--set", "tipping.points=3", "--seeds", "1", "--jobs", "2"])
         .arg("--out")
         .arg(&out)
-        .output()
-        .unwrap();
+        .run();
     assert!(
         o.status.success(),
         "brink phase failed: {}",

@@ -3,10 +3,10 @@
 //! edited, a run moved, other overrides or seed, another scenario file, another brink),
 //! with the reason, exit code 2 and nothing written.
 
-use crate::common::brink_bin;
+use crate::common::{Run, brink};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 /// A small grid: one variant, 3 values, 1 seed, 2 branches = 6 runs, 12-minute runs.
 const SMALL: [&str; 12] = [
@@ -24,14 +24,6 @@ const SMALL: [&str; 12] = [
     "2",
 ];
 
-fn brink(args: &[&str]) -> Output {
-    Command::new(brink_bin())
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap()
-}
-
 fn ok(o: &Output) -> String {
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     assert!(o.status.success(), "{err}");
@@ -45,7 +37,7 @@ fn shard(file: &str, out: &Path, k: u32, extra: &[&str]) {
     let mut args = vec!["tipping", file, "--shard", &spec, "--out", dir];
     args.extend_from_slice(&SMALL);
     args.extend_from_slice(extra);
-    ok(&brink(&args));
+    ok(&brink(&args).run());
 }
 
 fn shard_path(out: &Path, k: u32) -> PathBuf {
@@ -67,7 +59,7 @@ fn digest(runs: &Value) -> String {
 
 /// Merges `out`'s scenario folder and expects a refusal whose message contains `why`.
 fn refused(out: &Path, why: &str) {
-    let o = brink(&["merge", out.join("retry-storm").to_str().unwrap()]);
+    let o = brink(["merge", out.join("retry-storm").to_str().unwrap()]).run();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains(why), "expected `{why}` in: {err}");
@@ -165,10 +157,7 @@ fn merge_refuses_tampered_and_mismatched_shards() {
     refused(&d, "one value per axis");
 
     // The untouched set merges, and its files record what produced them.
-    ok(&brink(&[
-        "merge",
-        good.join("retry-storm").to_str().unwrap(),
-    ]));
+    ok(&brink(["merge", good.join("retry-storm").to_str().unwrap()]).run());
     let t = read(&good.join("retry-storm/tipping.json"));
     let p = &t["produced_by"];
     assert_eq!(p["brink"], env!("CARGO_PKG_VERSION"));
@@ -199,7 +188,7 @@ fn merge_refuses_tampered_and_mismatched_shards() {
 fn a_run_records_what_produced_it() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().to_str().unwrap();
-    let err = ok(&brink(&[
+    let err = ok(&brink([
         "run",
         "retry-storm",
         "--seed",
@@ -208,7 +197,8 @@ fn a_run_records_what_produced_it() {
         "pool.server.workers=9",
         "--out",
         out,
-    ]));
+    ])
+    .run());
     let summary_at = |dir: &Path| dir.join("summary.json");
     // Wherever the run's folder is, it is the one the command printed.
     let dir = err

@@ -2,9 +2,8 @@
 //! it wrote, the page fits a phone (viewport), and each scenario's story has its parts
 //! once (one headroom table per swept scenario, the table across scenarios at the top).
 
-use crate::common::brink_bin;
+use crate::common::{Run, brink};
 use std::path::Path;
-use std::process::Command;
 
 /// A small swept scenario with a case, a zoom window, a variant, a tipping sweep and a
 /// phase map: every part of the page.
@@ -91,13 +90,11 @@ fn every_picture_and_link_of_the_report_resolves() {
     std::fs::write(scen.join("small.toml"), SWEPT).unwrap();
     std::fs::write(scen.join("plain.toml"), PLAIN).unwrap();
     let out = dir.path().join("out");
-    let o = Command::new(brink_bin())
-        .args(["all", "--dir"])
+    let o = brink(["all", "--dir"])
         .arg(&scen)
         .arg("--out")
         .arg(&out)
-        .output()
-        .unwrap();
+        .run();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let page = std::fs::read_to_string(out.join("index.html")).unwrap();
 

@@ -1,9 +1,8 @@
 //! Issue 5: a sweep with bad settings is refused like any bad scenario: exit code 2, the
 //! key path and its place in the message, no panic, nothing written.
 
-use crate::common::brink_bin;
+use crate::common::{Run, brink};
 use std::path::Path;
-use std::process::Command;
 
 const GOOD: &str = r#"duration = "60s"
 
@@ -40,22 +39,20 @@ to = "10s"
 points = 3
 "#;
 
-/// Runs `brink CMD good.toml ARGS` against `text` and returns (exit code, stderr), checking
-/// that nothing was written.
-fn brink(cmd: &str, text: &str, args: &[&str]) -> (Option<i32>, String) {
+/// Runs `brink CMD good.toml ARGS --out OUT` on `text` and returns (exit code, stderr),
+/// checking that nothing was written.
+fn sweep_of(cmd: &str, text: &str, args: &[&str]) -> (Option<i32>, String) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("good.toml");
     std::fs::write(&file, text).unwrap();
     let out = dir.path().join("out");
-    let o = Command::new(brink_bin())
-        .arg(cmd)
+    let o = brink([cmd])
         .arg(&file)
         .args(args)
         .arg("--out")
         .arg(&out)
         .current_dir(dir.path())
-        .output()
-        .unwrap();
+        .run();
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     if o.status.code() != Some(0) {
         assert!(!out.exists(), "output written despite the error: {err}");
@@ -65,7 +62,7 @@ fn brink(cmd: &str, text: &str, args: &[&str]) -> (Option<i32>, String) {
 }
 
 fn refused(cmd: &str, text: &str, args: &[&str], path: &str, also: &str) {
-    let (code, err) = brink(cmd, text, args);
+    let (code, err) = sweep_of(cmd, text, args);
     assert_eq!(code, Some(2), "{args:?}: {err}");
     assert!(err.starts_with("error:"), "{err}");
     assert!(
@@ -78,9 +75,9 @@ fn refused(cmd: &str, text: &str, args: &[&str], path: &str, also: &str) {
 #[test]
 fn the_good_sweep_runs() {
     // The harness itself: without a mistake the same file sweeps fine (exit 0).
-    let (code, err) = brink("tipping", GOOD, &["--jobs", "1"]);
+    let (code, err) = sweep_of("tipping", GOOD, &["--jobs", "1"]);
     assert_eq!(code, Some(0), "{err}");
-    let (code, err) = brink("phase", GOOD, &["--jobs", "1"]);
+    let (code, err) = sweep_of("phase", GOOD, &["--jobs", "1"]);
     assert_eq!(code, Some(0), "{err}");
 }
 
@@ -89,8 +86,7 @@ fn an_integer_key_is_swept_in_whole_numbers() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("good.toml");
     std::fs::write(&file, GOOD).unwrap();
-    let o = Command::new(brink_bin())
-        .arg("tipping")
+    let o = brink(["tipping"])
         .arg(&file)
         .args(["--set", "tipping.vary=pool.server.workers"])
         .args([
@@ -103,8 +99,7 @@ fn an_integer_key_is_swept_in_whole_numbers() {
         ])
         .arg("--out")
         .arg(dir.path())
-        .output()
-        .unwrap();
+        .run();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let csv = std::fs::read_to_string(dir.path().join("good/tipping.csv")).unwrap();
     let values: Vec<&str> = csv
@@ -296,7 +291,7 @@ fn bad_phase_settings_and_missing_sections_exit_2() {
 #[test]
 fn bad_shard_argument_is_a_usage_error() {
     for s in ["2/2", "1", "a/b", "0/0"] {
-        let (code, err) = brink("tipping", GOOD, &["--shard", s]);
+        let (code, err) = sweep_of("tipping", GOOD, &["--shard", s]);
         assert_eq!(code, Some(2), "--shard {s}: {err}");
     }
 }
@@ -309,13 +304,11 @@ fn all_writes_an_index_page() {
     std::fs::create_dir(&scen).unwrap();
     std::fs::write(scen.join("small.toml"), GOOD).unwrap();
     let out = dir.path().join("out");
-    let o = Command::new(brink_bin())
-        .args(["all", "--dir"])
+    let o = brink(["all", "--dir"])
         .arg(&scen)
         .arg("--out")
         .arg(&out)
-        .output()
-        .unwrap();
+        .run();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let page = std::fs::read_to_string(out.join("index.html")).unwrap();
     for f in ["timeline.png", "tipping.png", "phase.png"] {
@@ -346,13 +339,11 @@ fn all_refuses_an_empty_or_missing_folder() {
         ),
     ] {
         let out = dir.path().join("out");
-        let o = Command::new(brink_bin())
-            .args(["all", "--dir"])
+        let o = brink(["all", "--dir"])
             .arg(&folder)
             .arg("--out")
             .arg(&out)
-            .output()
-            .unwrap();
+            .run();
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{err}");
         assert!(

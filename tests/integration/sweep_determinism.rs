@@ -1,9 +1,8 @@
 //! Issue 5: a sweep's files do not depend on `--jobs`, and shards merged with
 //! `brink merge` give exactly the files of one unsharded run.
 
-use crate::common::brink_bin;
+use crate::common::{Run, brink};
 use std::path::Path;
-use std::process::Command;
 
 const FILES: [&str; 4] = ["tipping.csv", "tipping.json", "tipping.png", "tipping.svg"];
 const PHASE_FILES: [&str; 3] = ["phase.csv", "phase.png", "phase.svg"];
@@ -24,14 +23,8 @@ const SMALL: [&str; 12] = [
     "tipping.settle=5m",
 ];
 
-fn brink(args: &[&str], out: &Path) {
-    let o = Command::new(brink_bin())
-        .args(args)
-        .arg("--out")
-        .arg(out)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
+fn brink_into(args: &[&str], out: &Path) {
+    let o = brink(args).arg("--out").arg(out).run();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
@@ -42,7 +35,7 @@ fn sweep(cmd: &str, out: &Path, extra: &[&str]) {
         args.extend_from_slice(&["--set", "phase.points=3"]);
     }
     args.extend_from_slice(extra);
-    brink(&args, out);
+    brink_into(&args, out);
 }
 
 fn same_files(a: &Path, b: &Path, files: &[&str]) {
@@ -98,11 +91,7 @@ fn merged_shards_equal_the_unsharded_run() {
     // Shards write only their shard files.
     assert!(!parts.join("retry-storm/tipping.csv").exists());
     assert!(parts.join("retry-storm/tipping.shard-0-of-2.json").exists());
-    let o = Command::new(brink_bin())
-        .arg("merge")
-        .arg(parts.join("retry-storm"))
-        .output()
-        .unwrap();
+    let o = brink(["merge"]).arg(parts.join("retry-storm")).run();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     same_files(&whole, &parts, &FILES);
     same_files(&whole, &parts, &PHASE_FILES);
@@ -112,11 +101,7 @@ fn merged_shards_equal_the_unsharded_run() {
 fn merge_refuses_an_incomplete_set_of_shards() {
     let tmp = tempfile::tempdir().unwrap();
     sweep("tipping", tmp.path(), &["--shard", "0/3"]);
-    let o = Command::new(brink_bin())
-        .arg("merge")
-        .arg(tmp.path())
-        .output()
-        .unwrap();
+    let o = brink(["merge"]).arg(tmp.path()).run();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("shard 1 of 3 is missing"), "{err}");

@@ -6,10 +6,9 @@
 //! failed state sustains while n x rate > C; the healthy state holds while rate < C. So
 //! the tipping point is C / n and the overload point C.
 
-use crate::common::brink_bin;
+use crate::common::{Run, brink};
 use serde_json::Value;
 use std::path::Path;
-use std::process::Command;
 
 /// C = 10 workers / 100 ms = 100 queries/s; n = 4; a x20 slowdown for 10 s fills the queue
 /// past the 1 s timeout at any load in the sweep (capacity 5/s while it lasts). Short, so
@@ -57,15 +56,12 @@ seeds = 3
 
 /// Runs `brink tipping FILE ARGS --out OUT` and returns `tipping.json`.
 pub fn tipping(file: &Path, out: &Path, args: &[&str]) -> Value {
-    let o = Command::new(brink_bin())
-        .arg("tipping")
+    let o = brink(["tipping"])
         .arg(file)
         .arg("--out")
         .arg(out)
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
+        .run();
     assert!(
         o.status.success(),
         "brink tipping failed: {}",
@@ -241,14 +237,12 @@ fn the_mean_time_to_collapse_is_reported_where_the_scenario_defines_collapse() {
         "--set",
         "tipping.points=3",
     ];
-    let o = Command::new(brink_bin())
-        .arg("tipping")
+    let o = brink(["tipping"])
         .arg(&file)
         .arg("--out")
         .arg(dir.path().join("out"))
         .args(args)
-        .output()
-        .unwrap();
+        .run();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let table =
         String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);

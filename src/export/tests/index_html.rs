@@ -1,0 +1,74 @@
+//! `index.html`: the report page, and the words it derives (case source, verdict).
+
+use super::*;
+
+#[test]
+fn index_html_golden() {
+    let run = |variant: Option<&str>, description: &str, dir: &str, zoom: bool| RunView {
+        variant: variant.map(String::from),
+        description: description.into(),
+        dir: dir.into(),
+        files: crate::experiment::run::run_files(zoom)
+            .into_iter()
+            .map(String::from)
+            .collect(),
+    };
+    let page = Page {
+        brink: "0.0.0-golden".into(),
+        command: "brink all --out 'my output'".into(),
+        sections: vec![
+            Section {
+                name: "golden".into(),
+                title: "Golden <sweep> & \"friends\"".into(),
+                description: "Line one with `code`.\nLine two: a < b.\n\n- a list\n- <script>alert(1)</script>\n".into(),
+                case: "Golden 2024 (incident library IL-0001, https://example.com/postmortem): it tipped.".into(),
+                runs: vec![
+                    run(None, "", "golden", true),
+                    run(Some("lifo"), "newest <first>", "golden/variants/lifo", true),
+                ],
+                tipping: Some(tipping_report()),
+                phase: true,
+                sweep_files: ["tipping.csv", "phase.json"].map(String::from).to_vec(),
+            },
+            Section {
+                name: "plain".into(),
+                title: "No sweeps".into(),
+                description: String::new(),
+                case: "A case with no source head".into(),
+                runs: vec![run(None, "", "plain", false)],
+                tipping: None,
+                phase: false,
+                sweep_files: vec![],
+            },
+        ],
+    };
+    let html = index_html(&page);
+    golden("index.html", &html);
+    let text = String::from_utf8(html).unwrap();
+    // Raw HTML in a description is shown as text, never run.
+    assert!(!text.contains("<script>") && text.contains("&lt;script&gt;"));
+    assert_eq!(
+        text.matches("<th>headroom</th>").count(),
+        2,
+        "overview + one table"
+    );
+}
+
+#[test]
+fn case_source_and_verdict() {
+    use crate::export::index_html::{split_case, verdict};
+    assert_eq!(
+        split_case("Ably 2020 (published 2020-06-11, IL-0496): a fleet re-registered."),
+        (
+            Some("Ably 2020 (published 2020-06-11, IL-0496)"),
+            "a fleet re-registered."
+        )
+    );
+    assert_eq!(split_case("just a story"), (None, "just a story"));
+    let r = tipping_report();
+    let v = verdict(&r);
+    assert!(
+        v.starts_with("holds") || v.starts_with("tips") || v == "-",
+        "{v}"
+    );
+}
