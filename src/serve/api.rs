@@ -75,11 +75,12 @@ pub fn handle(app: &App, mut req: Request) {
         (Method::Get, "/api/info") => Ok(json_response(200, &app.info)),
         (Method::Get, "/api/state") => state(app, query).map(|j| json_response(200, &j)),
         (Method::Get, "/api/tipping") => Ok(json_response(200, &tipping(app))),
+        (Method::Get, "/api/markers") => Ok(json_response(200, &markers(app))),
         (Method::Get, "/api/session") => Ok(session(app)),
         (Method::Get, "/api/timeseries.csv") => Ok(timeseries(app)),
         (Method::Post, "/api/control") => control(app, &mut req).map(|j| json_response(200, &j)),
         (_, "/" | "/app.js" | "/app.css" | "/uplot.js" | "/uplot.css")
-        | (_, "/api/info" | "/api/state" | "/api/tipping" | "/api/session")
+        | (_, "/api/info" | "/api/state" | "/api/tipping" | "/api/session" | "/api/markers")
         | (_, "/api/timeseries.csv") => {
             Err((405, format!("{method} is not allowed on {path}; use GET")))
         }
@@ -127,6 +128,15 @@ fn state(app: &App, query: &str) -> Result<Json, Refusal> {
     Ok(j)
 }
 
+/// The session's events (each occurrence, `start_s` to `end_s`) and interventions (at
+/// `start_s`), in time order: the bands and lines on the charts.
+fn markers(app: &App) -> Json {
+    match app.live.lock() {
+        Ok(l) => json!({ "run": l.run, "markers": *l.markers }),
+        Err(_) => json!({ "markers": [] }),
+    }
+}
+
 fn tipping(app: &App) -> Json {
     match app.tipping.lock().map(|t| t.clone()) {
         Ok(Tipping::Ready(data, source)) => {
@@ -169,6 +179,62 @@ const CONTROLS: [&str; 9] = [
     "pause", "resume", "reset", "seed", "speed", "extend", "set", "fire", "variant",
 ];
 
+/// The fields each control takes besides `control`.
+const FIELDS: [(&str, &[&str]); 9] = [
+    ("pause", &[]),
+    ("resume", &[]),
+    ("reset", &["variant"]),
+    ("seed", &["value"]),
+    ("speed", &["value"]),
+    ("extend", &["by"]),
+    ("set", &["path", "value"]),
+    ("fire", &["event"]),
+    ("variant", &["name"]),
+];
+
+/// The body as a JSON object whose keys are each given once.
+fn read_object(body: &[u8]) -> Result<serde_json::Map<String, Json>, Refusal> {
+    let j: Json =
+        serde_json::from_slice(body).map_err(|e| (400, format!("the body is not JSON: {e}")))?;
+    let Json::Object(obj) = j else {
+        return Err((
+            400,
+            "the body must be a JSON object, e.g. {\"control\": \"pause\"}".into(),
+        ));
+    };
+    // serde_json keeps the last of repeated keys; read the keys again to refuse them.
+    let keys: Keys = serde_json::from_slice(body).map_err(|e| (400, e.to_string()))?;
+    let mut seen = std::collections::BTreeSet::new();
+    if let Some(k) = keys.0.into_iter().find(|k| !seen.insert(k.clone())) {
+        return Err((400, format!("the body gives `{k}` more than once")));
+    }
+    Ok(obj)
+}
+
+/// The top-level keys of a JSON object, in order, repeats kept.
+struct Keys(Vec<String>);
+
+impl<'de> serde::Deserialize<'de> for Keys {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Keys;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Keys, A::Error> {
+                let mut keys = Vec::new();
+                while let Some(k) = m.next_key::<String>()? {
+                    m.next_value::<serde::de::IgnoredAny>()?;
+                    keys.push(k);
+                }
+                Ok(Keys(keys))
+            }
+        }
+        d.deserialize_map(Visit)
+    }
+}
+
 /// Reads the JSON body (bounded) and carries out the control.
 fn control(app: &App, req: &mut Request) -> Result<Json, Refusal> {
     if req.body_length().is_some_and(|n| n > MAX_BODY) {
@@ -182,18 +248,31 @@ fn control(app: &App, req: &mut Request) -> Result<Json, Refusal> {
     if body.len() > MAX_BODY {
         return Err((413, format!("the body is larger than {MAX_BODY} bytes")));
     }
-    let j: Json =
-        serde_json::from_slice(&body).map_err(|e| (400, format!("the body is not JSON: {e}")))?;
-    let Some(obj) = j.as_object() else {
-        return Err((
-            400,
-            "the body must be a JSON object, e.g. {\"control\": \"pause\"}".into(),
-        ));
-    };
+    let obj = read_object(&body)?;
     let name = obj
         .get("control")
         .and_then(Json::as_str)
         .ok_or_else(|| (400, "`control` (a string) is missing".to_string()))?;
+    if let Some((_, fields)) = FIELDS.iter().find(|(c, _)| *c == name) {
+        // A misspelt field would otherwise be a different action (a reset without its
+        // variant): refused.
+        for k in obj.keys() {
+            if k != "control" && !fields.contains(&k.as_str()) {
+                let known = if fields.is_empty() {
+                    "none".to_string()
+                } else {
+                    fields.join(", ")
+                };
+                return Err((
+                    400,
+                    format!(
+                        "control `{name}` takes no field `{k}` (its fields: {known}){}",
+                        crate::scenario::validate::did_you_mean(k, fields.iter().copied())
+                    ),
+                ));
+            }
+        }
+    }
     let field = |k: &str| {
         obj.get(k)
             .ok_or_else(|| (400, format!("control `{name}` needs `{k}`")))

@@ -97,6 +97,12 @@ impl Controls {
                 return;
             }
             let file = loader.raw_value(&path);
+            // Only what an intervention may change is a knob (a cache tier, say, is not:
+            // its variants run with "start over").
+            let sample = file.or(seen.first().copied());
+            if sample.is_some_and(|v| loader.settable_during_run(&path, v).is_err()) {
+                return;
+            }
             if let Some(k) = knob(path, label, file, seen, load) {
                 knobs.push(k);
             }

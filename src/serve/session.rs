@@ -19,6 +19,7 @@
 use super::text::{Design, Variant, duration_text, session_text};
 use crate::engine::time::{SimTime, ns_to_secs};
 use crate::experiment::measure::Gauge;
+use crate::model::metrics::Marker;
 use crate::model::{SimError, Simulation};
 use crate::scenario::{Loader, Scenario, ScenarioError};
 use serde::Serialize;
@@ -100,6 +101,24 @@ pub struct Live {
     /// The session as a scenario file ("save session").
     #[serde(skip)]
     pub text: Arc<String>,
+    /// The session's events and interventions (the file's and the live ones), for the
+    /// charts: at most [`MAX_MARKERS`].
+    #[serde(skip)]
+    pub markers: Arc<Vec<Marker>>,
+}
+
+/// The most markers the page is sent (a repeating event may have many).
+pub const MAX_MARKERS: usize = 500;
+
+/// The markers of `sc` within its run, the first [`MAX_MARKERS`] in time order.
+fn markers_of(sc: &Scenario) -> Arc<Vec<Marker>> {
+    let mut m = crate::model::markers(sc);
+    // What happens after the end does not (the file may say more than a shortened run).
+    let end = ns_to_secs(sc.duration);
+    m.retain(|m| m.start_s <= end);
+    m.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
+    m.truncate(MAX_MARKERS);
+    Arc::new(m)
 }
 
 impl Live {
@@ -121,6 +140,7 @@ impl Live {
             error: None,
             rows: vec![],
             text: Arc::new(text.to_string()),
+            markers: markers_of(sc),
         }
     }
 }
@@ -139,6 +159,7 @@ struct Driver {
     /// The session's text, and its scenario (the file's interventions and the live ones).
     text: Arc<String>,
     current: Scenario,
+    markers: Arc<Vec<Marker>>,
     /// How many of `current`'s interventions are in force.
     applied: usize,
     speed: f64,
@@ -185,6 +206,7 @@ pub fn run_thread(
         actions: Vec::new(),
         gauge: gauge(&first),
         text: Arc::new(text),
+        markers: markers_of(&first),
         current: first,
         applied: 0,
         speed,
@@ -335,6 +357,7 @@ impl Driver {
         self.design = design;
         self.actions = actions;
         self.text = Arc::new(text);
+        self.markers = markers_of(&sc);
         self.current = sc;
         Ok(())
     }
@@ -387,6 +410,7 @@ impl Driver {
         })?;
         self.actions = actions;
         self.text = Arc::new(text);
+        self.markers = markers_of(&sc);
         self.current = sc;
         // The new entry is due now; apply it (and nothing later).
         self.advance(sim, ms * 1_000_000)
@@ -410,6 +434,7 @@ impl Driver {
         live.seed = self.design.seed;
         live.variant = self.design.variant.as_ref().map(|v| v.name.clone());
         live.text = self.text.clone();
+        live.markers = self.markers.clone();
         live.now_s = ns_to_secs(now);
         live.end_s = ns_to_secs(sim.end_ns());
         live.status = if error.is_some() {

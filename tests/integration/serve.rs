@@ -142,8 +142,23 @@ fn bad_requests_get_a_4xx_json_error_and_change_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let s = serve("retry-storm", &["--no-sweep", "--speed", "10"], dir.path());
     let a = &s.addr;
-    let cases: [(&str, u16, &str); 9] = [
+    let cases: [(&str, u16, &str); 12] = [
         (r#"{"control": "zap"}"#, 400, "unknown control `zap`"),
+        (
+            r#"{"control": "reset", "varient": "lifo"}"#,
+            400,
+            "control `reset` takes no field `varient` (its fields: variant); did you mean `variant`?",
+        ),
+        (
+            r#"{"control": "pause", "control": "resume"}"#,
+            400,
+            "gives `control` more than once",
+        ),
+        (
+            r#"{"control": "fire", "event": "slowdown", "extra": 1}"#,
+            400,
+            "takes no field `extra`",
+        ),
         (
             r#"{"control": "firee", "event": "slowdown"}"#,
             400,
@@ -292,6 +307,18 @@ fn a_run_extended_live_replays_from_its_saved_file() {
     assert_eq!(status, 200, "an action after the extension: {j}");
     let st = wait_for(a, "the new end", |s| s["status"] == "finished");
     assert_eq!(st["end_s"], 900.0, "{st}");
+    // The charts' markers: the file's slowdown at 5:00 and the action just taken.
+    let (_, m) = http(a, "GET", "/api/markers", b"");
+    let m: serde_json::Value = serde_json::from_slice(&m).unwrap();
+    let m = m["markers"].as_array().unwrap();
+    assert_eq!(m.len(), 2, "{m:?}");
+    assert_eq!(
+        (m[0]["kind"].as_str(), m[0]["start_s"].as_f64()),
+        (Some("event"), Some(300.0))
+    );
+    assert_eq!(m[0]["end_s"], 320.0);
+    assert_eq!(m[1]["kind"], "intervention");
+    assert_eq!(m[1]["label"], "live: class.request.rate = 50");
     // Without `by`, the page runs on for the file's own duration (30 minutes).
     let (status, j) = control(a, r#"{"control": "extend"}"#);
     assert_eq!(status, 200, "{j}");
@@ -311,6 +338,21 @@ fn a_variant_that_replaces_the_timeline_starts_over_and_replays() {
     let dir = tempfile::tempdir().unwrap();
     let s = serve_fast("slack-2022-02-22", "40m", dir.path());
     let a = &s.addr;
+    // Its knobs are what an intervention may change: not the cache tier's control plane,
+    // which a variant changes (that variant runs with "start over").
+    let (_, info) = http(a, "GET", "/api/info", b"");
+    let info: serde_json::Value = serde_json::from_slice(&info).unwrap();
+    let knobs: Vec<&str> = info["controls"]["knobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["path"].as_str().unwrap())
+        .collect();
+    assert!(knobs.contains(&"class.boot.rate_limit.rate"), "{knobs:?}");
+    assert!(
+        !knobs.iter().any(|k| k.starts_with("cache.")),
+        "no knob an intervention may not set: {knobs:?}"
+    );
     // Slack's variants drop its remediation timeline: they cannot start mid-run...
     let (status, j) = control(a, r#"{"control": "variant", "name": "no-response"}"#);
     assert_eq!(status, 422, "{j}");
@@ -333,6 +375,7 @@ fn a_variant_that_replaces_the_timeline_starts_over_and_replays() {
         &text[..200]
     );
     assert!(!text.contains("\n[[at]]"), "no interventions are left");
+
     let (live, run) = save_and_replay(a, dir.path());
     assert_eq!(live.lines().count(), 1 + 2400 / 30);
     assert_eq!(live, run, "the replay writes the live rows, byte for byte");

@@ -85,6 +85,12 @@ impl Loader {
         )
     }
 
+    /// Whether an `[[at]]` intervention may set `path` to `value` in this file (the live
+    /// page offers only the knobs it may); `Err` says why not.
+    pub fn settable_during_run(&self, path: &str, value: &Value) -> Result<(), String> {
+        target(&self.table, path, value, Scope::Intervention)
+    }
+
     /// Sets `path` to `value` in `table`, refusing a path that names an entry the table
     /// does not define or (in `scope`) would have no effect.
     pub(super) fn apply(

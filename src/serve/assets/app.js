@@ -3,7 +3,7 @@
 const POLL_MS = 80; // 12.5 polls a second: the charts update at least 10 times a second
 const COLORS = ["#0072B2", "#009E73", "#D55E00", "#CC79A7", "#E69F00", "#56B4E9", "#000000"];
 const DASHES = [[], [8, 4], [2, 3], [10, 3, 2, 3]];
-const B = { info: null, run: -1, rows: [], charts: [], updates: 0, load: {}, tipping: null };
+const B = { info: null, run: -1, rows: [], charts: [], updates: 0, load: {}, tipping: null, markers: [], markersKey: "" };
 window.brink = B; // for tests and the curious
 
 const $ = (id) => document.getElementById(id);
@@ -24,49 +24,113 @@ async function control(body) {
   return j;
 }
 
+// Simulated time as the timelines write it: m:ss, or h:mm:ss from an hour.
 function fmtTime(s) {
-  if (s < 120) return `${s.toFixed(1)} s`;
-  const m = Math.floor(s / 60), r = Math.round(s - 60 * m);
-  return m < 120 ? `${m}m${String(r).padStart(2, "0")}s` : `${Math.floor(m / 60)}h${String(m % 60).padStart(2, "0")}m`;
+  const t = Math.round(s), h = Math.floor(t / 3600), m = Math.floor(t / 60) % 60, r = t % 60;
+  const p = (x) => String(x).padStart(2, "0");
+  return h ? `${h}:${p(m)}:${p(r)}` : `${m}:${p(r)}`;
 }
 
+// The Okabe-Ito colours of the report's timelines, and their dash patterns by quantity
+// (goodput solid, offered long dashes, attempts short, failed dotted, rejected wide).
+const QUANTITIES = ["goodput", "offered", "attempts", "failed", "rejected"];
+const QUANTITY_DASH = [[], [12, 6], [5, 4], [2, 4], [20, 4]];
+// Tick steps of the time axis, in seconds: whole minutes and hours read as clock times.
+const TIME_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400];
+
 function chart(el, title, cols) {
-  const series = [{ label: "time (s)" }];
+  const series = [{ label: "time" }];
   cols.forEach((c, i) => series.push({
-    label: c.label, stroke: COLORS[i % COLORS.length], dash: DASHES[Math.floor(i / 2) % DASHES.length],
+    label: c.label, stroke: c.color || COLORS[i % COLORS.length], dash: c.dash || DASHES[Math.floor(i / 2) % DASHES.length],
     width: 1.6, points: { show: false },
   }));
   const opts = {
-    title: "", width: Math.max(300, el.clientWidth || 600), height: 200, series,
+    title: "", width: chartWidth(el), height: 200, series,
     scales: { x: { time: false } },
-    axes: [{ label: "simulated time (s)" }, {}],
+    axes: [
+      { label: "simulated time (m:ss, h:mm:ss)", incrs: TIME_STEPS, values: (u, ticks) => ticks.map(fmtTime) },
+      // Wide enough for the longest tick label (a queue of 16,000 reads whole).
+      { size: (u, values) => 24 + 8 * Math.max(3, ...(values || []).map((v) => String(v).length)) },
+    ],
     legend: { live: false },
+    hooks: { draw: [drawMarkers] },
   };
   const u = new uPlot(opts, [[], ...cols.map(() => [])], el);
   return { u, cols, el };
 }
 
+function chartWidth(el) {
+  return Math.max(260, Math.floor(el.clientWidth || 600));
+}
+
+// The session's events as shaded bands and its interventions as dashed lines.
+function drawMarkers(u) {
+  const g = u.ctx, top = u.bbox.top, h = u.bbox.height;
+  const [lo, hi] = [u.scales.x.min, u.scales.x.max];
+  if (lo === undefined || hi === undefined) return;
+  g.save();
+  for (const m of B.markers) {
+    if (m.start_s > hi || (m.end_s ?? m.start_s) < lo) continue;
+    const x0 = u.valToPos(Math.max(m.start_s, lo), "x", true);
+    if (m.kind === "event") {
+      const x1 = u.valToPos(Math.min(m.end_s ?? m.start_s, hi), "x", true);
+      g.fillStyle = "rgba(230, 159, 0, 0.18)";
+      g.fillRect(x0, top, Math.max(x1 - x0, 2), h);
+    } else {
+      g.strokeStyle = "rgba(80, 80, 80, 0.7)";
+      g.setLineDash([4, 3]);
+      g.beginPath(); g.moveTo(x0, top); g.lineTo(x0, top + h); g.stroke();
+    }
+  }
+  g.restore();
+}
+
 function buildCharts() {
   const names = B.info.columns;
-  const idx = (n) => names.indexOf(n);
   const pick = (suffixes, labeller) => {
     const out = [];
     names.forEach((n, i) => {
       const s = suffixes.find((x) => n.endsWith("." + x));
-      if (s) out.push({ index: i, label: labeller(n, s) });
+      if (s) out.push({ index: i, label: labeller(n, s), quantity: s });
     });
     return out;
   };
-  const req = pick(["offered_per_s", "goodput_per_s", "attempts_per_s", "failed_per_s", "rejected_per_s"],
-    (n) => n.replace("_per_s", ""));
+  const req = pick(QUANTITIES.map((q) => q + "_per_s"), (n) => n.replace("_per_s", ""));
+  // One class: a colour per quantity, as the report draws it; several: a colour per class.
+  const classes = [...new Set(req.map((c) => c.label.split(".")[0]))];
+  for (const c of req) {
+    const q = QUANTITIES.indexOf(c.quantity.replace("_per_s", ""));
+    c.dash = QUANTITY_DASH[q];
+    c.color = COLORS[(classes.length > 1 ? classes.indexOf(c.label.split(".")[0]) : q) % COLORS.length];
+  }
   // Waiting queries, and the users of closed classes waiting for an answer.
   const queue = pick(["queue_len", "users_waiting"], (n) => n);
   if (queue.some((c) => c.label.endsWith("users_waiting"))) $("queue-title").textContent = "Waiting (queries and users)";
   const util = pick(["utilization", "hit_ratio"], (n) => n);
   B.charts = [chart($("chart-requests"), "requests", req), chart($("chart-queue"), "queue", queue),
     chart($("chart-util"), "utilisation", util)];
-  window.addEventListener("resize", drawTipping);
-  void idx;
+  window.addEventListener("resize", () => {
+    for (const c of B.charts) c.u.setSize({ width: chartWidth(c.el), height: 200 });
+    drawTipping();
+  });
+}
+
+// The session's events and interventions, fetched again when the run or its actions change.
+async function fetchMarkers(s) {
+  const key = `${s.run}/${s.log.length}`;
+  if (B.markersKey === key) return;
+  B.markersKey = key;
+  const j = await (await fetch("/api/markers")).json();
+  B.markers = j.markers;
+  const list = $("schedule");
+  list.innerHTML = "";
+  for (const m of B.markers.filter((m) => !m.label.startsWith("live: "))) {
+    const li = document.createElement("li");
+    const span = m.end_s === null ? "" : ` to ${fmtTime(m.end_s)}`;
+    li.textContent = `${fmtTime(m.start_s)}${span}: ${m.label}`;
+    li.className = m.kind;
+    list.appendChild(li);
+  }
 }
 
 function redraw() {
@@ -224,6 +288,7 @@ async function poll() {
     B.run = s.run;
     B.rows.push(...s.rows);
     showState(s);
+    fetchMarkers(s);
     redraw();
   } catch (e) {
     $("runstate").textContent = "server unreachable";
@@ -235,7 +300,11 @@ async function pollTipping() {
   const r = await fetch("/api/tipping");
   const t = await r.json();
   if (t.status === "running") { $("tipnote").textContent = "running a quick tipping sweep…"; setTimeout(pollTipping, 1000); return; }
-  if (t.status === "none") { $("tipnote").textContent = "no tipping picture: " + t.note; return; }
+  if (t.status === "none") {
+    $("tipnote").textContent = "no tipping picture: " + t.note;
+    $("tipping").classList.add("empty");
+    return;
+  }
   B.tipping = t;
   drawTipping();
 }
@@ -254,7 +323,7 @@ function drawTipping() {
   if (!B.tipping) return;
   const d = B.tipping.data, v = tippingOf(d), pts = v.points;
   const tp = v.tipping_point === null ? "none in range" : v.tipping_point.toFixed(1);
-  $("tipnote").textContent = `From ${B.tipping.source}: ${v.variant}. Tipping point ${tp} ${d.unit || ""}; operating point ${v.operating_point}. The red line is the load now.`;
+  $("tipnote").textContent = `From ${B.tipping.source}: ${v.variant}. Tipping point ${tp} ${d.unit || ""}; operating point ${v.operating_point}. The orange line is the load now.`;
   if (!pts.length) return;
   const xs = pts.map((p) => p.value);
   const lo = Math.min(...xs), hi = Math.max(...xs);
