@@ -360,6 +360,34 @@ mod tests {
         assert_eq!(same, loader.text());
     }
 
+    /// A variant that replaces the timeline with entries of its own: they are written as
+    /// `[[at]]` tables, so the session's actions extend the same list.
+    #[test]
+    fn a_variant_timeline_is_extended_by_the_actions() {
+        let b = bundled::find("retry-storm").unwrap();
+        let text = format!(
+            "{}\n[variant.swap]\ndescription = \"x\"\nset = {{ at = [{{ time = \"1m\", label = \"more workers\", set = {{ \"pool.server.workers\" = 12 }} }}] }}\n",
+            b.text
+        );
+        let loader = Loader::from_text("s.toml", "s", text).unwrap();
+        let seed = loader.load(None, &[]).unwrap().seed;
+        let design = Design {
+            variant: Variant::of(&loader, "swap"),
+            ..Design::of_file(seed)
+        };
+        let action = Action {
+            time_ms: 120_000,
+            label: "live: fire slowdown".into(),
+            set: vec![],
+            fire: Some("slowdown".into()),
+        };
+        let text = session_text(loader.text(), seed, &design, &[action]).unwrap();
+        let sc = load(text.clone());
+        let labels: Vec<&str> = sc.interventions.iter().map(|i| i.label.as_str()).collect();
+        assert_eq!(labels, ["more workers", "live: fire slowdown"], "{text}");
+        assert_eq!(sc.interventions[0].config.pools[0].workers, 12);
+    }
+
     #[test]
     fn durations_read_back_exactly() {
         for d in [
