@@ -128,6 +128,29 @@ fn write_named(
     figure::write(dir, stem, &fig)
 }
 
+/// The title's font: 26 px bold, smaller (down to 16 px) when the title would not fit in
+/// `width` pixels (a long title with a variant's name).
+fn title_font<'a, DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    title: &str,
+    width: u32,
+) -> TextStyle<'a> {
+    let font = |size: u32| -> TextStyle<'a> {
+        ("sans-serif", size)
+            .into_font()
+            .style(FontStyle::Bold)
+            .into()
+    };
+    (16..=26)
+        .rev()
+        .map(font)
+        .find(|f| {
+            area.estimate_text_size(title, f)
+                .is_ok_and(|(w, _)| w <= width)
+        })
+        .unwrap_or_else(|| font(16))
+}
+
 fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
@@ -152,7 +175,7 @@ fn draw<DB: DrawingBackend>(
     top.draw(&Text::new(
         title.to_string(),
         (20, 12),
-        ("sans-serif", 26).into_font().style(FontStyle::Bold),
+        title_font(&top, title, w - 40),
     ))
     .map_err(e)?;
     let mids: Vec<f64> = times.iter().map(|t| (t + step / 2.0) / unit).collect();
