@@ -6,7 +6,7 @@
 //! style is inline and nothing is fetched, so the folder reads offline, from a phone's
 //! 420 px to a 1,600 px screen.
 
-use crate::report::sweep::{SweepReport, VariantTipping, headroom_rows, short};
+use crate::report::sweep::{SweepReport, VariantTipping, collapse_note, headroom_rows, short};
 use pulldown_cmark::{Event, Options, Parser, html};
 use std::fmt::Write;
 
@@ -392,6 +392,9 @@ fn section(out: &mut String, s: &Section) {
             .map(|row| row.iter().map(|c| esc(c)).collect())
             .collect();
         table(out, &rows, &[]);
+        if let Some(note) = collapse_note(r) {
+            let _ = writeln!(out, "<p>{}</p>", esc(&note));
+        }
     }
     // Each sweep's files under its own picture (they all used to follow the last one).
     file_links(out, &s.name, &s.tipping_files);

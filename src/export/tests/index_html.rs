@@ -60,6 +60,8 @@ fn index_html_golden() {
     let (tipping, phase) = (at("<h3>Tipping point</h3>"), at("<h3>Phase map</h3>"));
     assert!(tipping < at("golden/tipping.csv") && at("golden/tipping.csv") < phase);
     assert!(phase < at("golden/phase.json"));
+    // The mean time to collapse is explained where it is shown (finding 17), once.
+    assert_eq!(text.matches("<p>Mean time to collapse: ").count(), 1);
 }
 
 #[test]
