@@ -128,29 +128,6 @@ fn write_named(
     figure::write(dir, stem, &fig)
 }
 
-/// The title's font: 26 px bold, smaller (down to 16 px) when the title would not fit in
-/// `width` pixels (a long title with a variant's name).
-fn title_font<'a, DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    title: &str,
-    width: u32,
-) -> TextStyle<'a> {
-    let font = |size: u32| -> TextStyle<'a> {
-        ("sans-serif", size)
-            .into_font()
-            .style(FontStyle::Bold)
-            .into()
-    };
-    (16..=26)
-        .rev()
-        .map(font)
-        .find(|f| {
-            area.estimate_text_size(title, f)
-                .is_ok_and(|(w, _)| w <= width)
-        })
-        .unwrap_or_else(|| font(16))
-}
-
 fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
@@ -172,12 +149,10 @@ fn draw<DB: DrawingBackend>(
     let x_fmt = |x: &f64| fmt_time(x * unit);
     let (w, _) = root.dim_in_pixel();
     let (top, mut rest) = root.split_vertically(TITLE_H);
-    top.draw(&Text::new(
-        title.to_string(),
-        (20, 12),
-        title_font(&top, title, w - 40),
-    ))
-    .map_err(e)?;
+    // Smaller type for a title too wide for the picture (a long one with a variant's name).
+    let font = figure::fitting_font(&top, title, 26, w - 40, true);
+    top.draw(&Text::new(title.to_string(), (20, 12), font))
+        .map_err(e)?;
     let mids: Vec<f64> = times.iter().map(|t| (t + step / 2.0) / unit).collect();
     for (pi, panel) in panels.iter().enumerate() {
         let last = pi + 1 == panels.len();
