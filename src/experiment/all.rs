@@ -178,14 +178,10 @@ pub fn run_all(
             .chain(&t.variants)
             .map(run_view)
             .collect();
-        let sweep_files = [
-            (t.tipping.is_some(), Kind::Tipping),
-            (t.phase.is_some(), Kind::Phase),
-        ]
-        .into_iter()
-        .filter(|(has, _)| *has)
-        .flat_map(|(_, kind)| sweep::sweep_files(kind))
-        .collect();
+        let files = |sweep: &Option<Sweep>, kind: Kind| match sweep {
+            Some(_) => sweep::sweep_files(kind),
+            None => Vec::new(),
+        };
         sections.push(Section {
             name: sc.name.clone(),
             title: sc.title.clone(),
@@ -194,7 +190,8 @@ pub fn run_all(
             runs,
             tipping,
             phase: t.phase.is_some(),
-            sweep_files,
+            tipping_files: files(&t.tipping, Kind::Tipping),
+            phase_files: files(&t.phase, Kind::Phase),
         });
     }
     let page = Page {

@@ -74,6 +74,15 @@ pub fn run_files(zoom: bool) -> Vec<&'static str> {
     files
 }
 
+/// A run's timeline title: the scenario's, and the variant's name for a variant, so
+/// that pictures of one scenario's variants tell themselves apart on their own.
+fn timeline_title(result: &RunResult) -> String {
+    match &result.summary.variant {
+        Some(v) => format!("{} (variant {v})", result.title),
+        None => result.title.clone(),
+    }
+}
+
 /// Writes a run's files into `dir` (created if needed), all together or none;
 /// `run.provenance.json` last. `theory` (a textbook queue) adds reference lines to the
 /// timeline.
@@ -91,21 +100,16 @@ pub fn write_outputs(
     out.write("timeseries.csv", &export::timeseries_csv(&result.series))?;
     out.write("events.csv", &export::events_csv(&result.markers))?;
     let panels = timeline::default_panels(&result.series, theory);
+    let title = timeline_title(result);
     out.draw("timeline.png", |stage| {
-        timeline::write(
-            stage,
-            &result.title,
-            &result.series,
-            &result.markers,
-            &panels,
-        )
+        timeline::write(stage, &title, &result.series, &result.markers, &panels)
     })?;
     if let Some((from, to)) = result.zoom {
         out.draw(ZOOM_FILES[0], |stage| {
             timeline::write_window(
                 stage,
                 "timeline-zoom",
-                &result.title,
+                &title,
                 &result.series,
                 &result.markers,
                 (from, to),
@@ -115,4 +119,33 @@ pub fn write_outputs(
     }
     out.sidecar("run", produced_by)?;
     out.commit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The timeline of a variant names the variant (finding 15 of the new-user review: a
+    /// variant's picture carried the base title, so slides of two designs looked alike);
+    /// the base run's title is the scenario's own.
+    #[test]
+    fn a_variant_timeline_names_its_variant() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/retry-storm.toml");
+        let short = crate::scenario::Override::parse("duration=\"60s\"").unwrap();
+        let svg_title = |variant: Option<&str>| {
+            let sc = crate::scenario::Loader::open(&path)
+                .unwrap()
+                .load(variant, std::slice::from_ref(&short))
+                .unwrap();
+            let dir = tempfile::tempdir().unwrap();
+            let result = simulate(&sc).unwrap();
+            write_outputs(dir.path(), &sc.provenance, &result, None).unwrap();
+            let svg = std::fs::read_to_string(dir.path().join("timeline.svg")).unwrap();
+            (sc.title.clone(), svg)
+        };
+        let (title, svg) = svg_title(Some("lifo"));
+        assert!(svg.contains(&format!("{title} (variant lifo)")), "{title}");
+        let (title, svg) = svg_title(None);
+        assert!(svg.contains(&title) && !svg.contains("(variant"), "{title}");
+    }
 }

@@ -6,7 +6,7 @@
 //! style is inline and nothing is fetched, so the folder reads offline, from a phone's
 //! 420 px to a 1,600 px screen.
 
-use crate::report::sweep::{SweepReport, VariantTipping, headroom_rows, short};
+use crate::report::sweep::{SweepReport, VariantTipping, collapse_note, headroom_rows, short};
 use pulldown_cmark::{Event, Options, Parser, html};
 use std::fmt::Write;
 
@@ -31,8 +31,11 @@ pub struct Section {
     pub runs: Vec<RunView>,
     pub tipping: Option<SweepReport>,
     pub phase: bool,
-    /// The sweeps' files, relative to the scenario's folder (`tipping.csv`, ...).
-    pub sweep_files: Vec<String>,
+    /// The tipping sweep's files, relative to the scenario's folder (`tipping.csv`, ...):
+    /// listed under its picture.
+    pub tipping_files: Vec<String>,
+    /// The phase map's files (`phase.csv`, ...): listed under its picture.
+    pub phase_files: Vec<String>,
 }
 
 /// One run: the base design or a variant.
@@ -389,11 +392,16 @@ fn section(out: &mut String, s: &Section) {
             .map(|row| row.iter().map(|c| esc(c)).collect())
             .collect();
         table(out, &rows, &[]);
+        if let Some(note) = collapse_note(r) {
+            let _ = writeln!(out, "<p>{}</p>", esc(&note));
+        }
     }
+    // Each sweep's files under its own picture (they all used to follow the last one).
+    file_links(out, &s.name, &s.tipping_files);
     if s.phase {
         out.push_str("<h3>Phase map</h3>\n");
         picture(out, &s.name, "phase", &format!("phase map of {}", s.name));
     }
-    file_links(out, &s.name, &s.sweep_files);
+    file_links(out, &s.name, &s.phase_files);
     out.push_str("</section>\n");
 }

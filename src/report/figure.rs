@@ -55,3 +55,25 @@ pub fn write(dir: &Path, stem: &str, fig: &impl Figure) -> std::io::Result<()> {
     })?;
     write_atomic(&dir.join(format!("{stem}.svg")), svg(fig)?.as_bytes())
 }
+
+/// The largest font size up to `size` at which `text` fits in `width` pixels.
+pub(super) fn fitting_font<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    text: &str,
+    size: u32,
+    width: u32,
+    bold: bool,
+) -> TextStyle<'static> {
+    let font = |s: u32| {
+        let f = ("sans-serif", s as f64).into_font();
+        if bold { f.style(FontStyle::Bold) } else { f }
+    };
+    let mut s = size;
+    while s > 9 {
+        match area.estimate_text_size(text, &font(s).into()) {
+            Ok((w, _)) if w > width => s -= 1,
+            _ => break,
+        }
+    }
+    font(s).into()
+}

@@ -1,5 +1,7 @@
 //! Timeline markers as drawn: however many occurrences a repeating trigger has, the
-//! picture shows a bounded number of bands ([`coalesce`]).
+//! picture shows a bounded number of bands ([`coalesce`]), in time order; numbers of
+//! markers that fall close together are stacked so that each stays readable
+//! ([`label_rows`]).
 
 use crate::model::metrics::{Marker, MarkerKind};
 
@@ -7,19 +9,25 @@ use crate::model::metrics::{Marker, MarkerKind};
 /// drawing time stay bounded, however many occurrences a repeating trigger has.
 pub const MAX_MARKERS: usize = 40;
 
-/// The markers as drawn on a plot of `span_s` seconds: markers of one kind and label
-/// closer than a pixel apart merge into one band labelled with their number ("outage
-/// (x250)"); while more than [`MAX_MARKERS`] remain, the gap that merges doubles. Markers
-/// apart by more than a pixel, and few, are drawn as they are.
+/// The markers as drawn on a plot of `span_s` seconds, in time order (simultaneous ones
+/// in the run's order: events, then interventions): markers of one kind and label closer
+/// than a pixel apart merge into one band labelled with their number ("outage (x250)");
+/// while more than [`MAX_MARKERS`] remain, the gap that merges doubles. Markers apart by
+/// more than a pixel, and few, are drawn as they are.
 pub fn coalesce(markers: &[Marker], span_s: f64) -> Vec<Marker> {
     let span = if span_s.is_finite() && span_s > 0.0 {
         span_s
     } else {
         1.0
     };
+    // A run lists each trigger's scheduled occurrences before the occurrences `[[at]]`
+    // entries fire; merging in that order took a fired occurrence at 2:00 into the band
+    // of a scheduled one at 5:00 (a live session's timeline).
+    let mut sorted = markers.to_vec();
+    sorted.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
     let mut gap = span / 1400.0;
     loop {
-        let merged = merge_closer_than(markers, gap);
+        let merged = merge_closer_than(&sorted, gap);
         if merged.len() <= MAX_MARKERS || gap > span {
             return merged;
         }
@@ -59,6 +67,29 @@ fn merge_closer_than(markers: &[Marker], gap: f64) -> Vec<Marker> {
         .collect()
 }
 
+/// The row (0 the top one) of each marker's number on a plot, so that numbers which
+/// would overprint are stacked: `spans` are the numbers' horizontal extents in pixels
+/// (start, end), in drawing order. Each number takes the top row whose last number ends
+/// left of it (with a pixel's space), or a new row below.
+pub fn label_rows(spans: &[(i32, i32)]) -> Vec<usize> {
+    let mut row_ends: Vec<i32> = Vec::new();
+    spans
+        .iter()
+        .map(|&(start, end)| {
+            let row = row_ends
+                .iter()
+                .position(|&e| e < start)
+                .unwrap_or(row_ends.len());
+            if row == row_ends.len() {
+                row_ends.push(end);
+            } else {
+                row_ends[row] = end;
+            }
+            row
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,5 +125,38 @@ mod tests {
         assert!(drawn.len() <= MAX_MARKERS, "{}", drawn.len());
         assert_eq!(drawn[0].start_s, 0.0);
         assert_eq!(drawn.last().unwrap().end_s, many.last().unwrap().end_s);
+    }
+
+    /// A saved live session: the slowdown fired by an `[[at]]` entry at 2:00 and its own
+    /// at 5:00, listed as a run lists them (scheduled first). Both are drawn, in time
+    /// order, each with its own interval; they used to merge into one band "(x2)" drawn
+    /// from 5:00 to 5:20.
+    #[test]
+    fn a_fired_occurrence_before_a_scheduled_one_keeps_its_own_band() {
+        let slowdown = |start_s: f64| Marker {
+            end_s: Some(start_s + 20.0),
+            ..outage(start_s)
+        };
+        let fire = Marker {
+            kind: MarkerKind::Intervention,
+            name: "at".into(),
+            label: "live: fire slowdown".into(),
+            start_s: 120.0,
+            end_s: None,
+        };
+        let run = [slowdown(300.0), slowdown(120.0), fire.clone()];
+        let drawn = coalesce(&run, 600.0);
+        assert_eq!(drawn, vec![slowdown(120.0), fire, slowdown(300.0)]);
+    }
+
+    /// Numbers at one place stack; a number clear of the last one in the top row goes
+    /// back to the top row.
+    #[test]
+    fn overlapping_marker_numbers_are_stacked() {
+        assert_eq!(
+            label_rows(&[(100, 110), (100, 110), (103, 113), (111, 121), (300, 310)]),
+            vec![0, 1, 2, 0, 0]
+        );
+        assert_eq!(label_rows(&[]), Vec::<usize>::new());
     }
 }

@@ -4,7 +4,7 @@
 //! failed even without the trigger grey and hatched, a dot on every sampled point, the
 //! operating point a cross with its label; a legend with the colour bar above the panels.
 
-use super::figure::{self, Figure};
+use super::figure::{self, Figure, fitting_font};
 use super::phase::{PhaseMap, VariantMap, cell_extent};
 use super::sweep::{Cell, Region, VariantTipping, short};
 use super::sweep_plot::{axis_label, bands, err, grid};
@@ -106,28 +106,6 @@ fn with_unit(x: f64, unit: &Option<String>) -> String {
         Some(u) if u == "s" => format!("{} s", short(Some(x))),
         _ => short(Some(x)),
     }
-}
-
-/// The largest font size up to `size` at which `text` fits in `width` pixels.
-fn fitting_font<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    text: &str,
-    size: u32,
-    width: u32,
-    bold: bool,
-) -> TextStyle<'static> {
-    let font = |s: u32| {
-        let f = ("sans-serif", s as f64).into_font();
-        if bold { f.style(FontStyle::Bold) } else { f }
-    };
-    let mut s = size;
-    while s > 9 {
-        match area.estimate_text_size(text, &font(s).into()) {
-            Ok((w, _)) if w > width => s -= 1,
-            _ => break,
-        }
-    }
-    font(s).into()
 }
 
 struct PhaseFigure<'a, 'r>(&'a PhaseMap<'r>);

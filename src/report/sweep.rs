@@ -4,7 +4,7 @@
 //! goes in, so a merged set of shards gives exactly the bytes of one unsharded run.
 
 pub use super::logistic::Logistic;
-pub use super::sweep_table::{headroom_rows, headroom_table, phase_table, short};
+pub use super::sweep_table::{collapse_note, headroom_rows, headroom_table, phase_table, short};
 use crate::experiment::plan::{Branch, CollapseTime, Plan, Run, threshold_fields};
 use crate::scenario::Provenance;
 use serde::Serialize;

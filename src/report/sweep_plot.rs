@@ -101,6 +101,22 @@ pub(super) fn axis_label(path: &str, unit: &Option<String>) -> String {
     }
 }
 
+/// The left pixel of a label `width` pixels wide centred on `mid`, moved to lie inside
+/// the plot's pixels `plot` (2 pixels in from each side) when it would stick out.
+fn centred_within(mid: i32, width: i32, plot: (i32, i32)) -> i32 {
+    (mid - width / 2).min(plot.1 - 2 - width).max(plot.0 + 2)
+}
+
+/// The left pixel of the label of a vertical line at pixel `at`: 5 pixels right of the
+/// line, or 5 pixels left of it when the label would pass the plot's right edge `right`.
+fn beside(at: i32, width: i32, right: i32) -> i32 {
+    if at + 5 + width <= right - 2 {
+        at + 5
+    } else {
+        at - 5 - width
+    }
+}
+
 /// Picks one branch's spread out of a cell.
 type SpreadOf = fn(&Cell) -> &super::sweep::Spread;
 
@@ -196,29 +212,6 @@ fn draw_tipping_panel<DB: DrawingBackend>(
         .y_desc(r.measure.clone())
         .draw()
         .map_err(err)?;
-    let mut i = 0;
-    while i < v.points.len() {
-        let mut j = i;
-        while j + 1 < v.points.len() && v.points[j + 1].state == v.points[i].state {
-            j += 1;
-        }
-        let mid = (edges[i].0 + edges[j].1) / 2.0;
-        let name = v.points[i].state.name();
-        chart
-            .draw_series(std::iter::once(Text::new(
-                name.to_string(),
-                (mid, y1 - (y1 - y0) * 0.03),
-                ("sans-serif", 15)
-                    .into_font()
-                    .color(&region_color(v.points[i].state))
-                    .pos(plotters::style::text_anchor::Pos::new(
-                        plotters::style::text_anchor::HPos::Center,
-                        plotters::style::text_anchor::VPos::Top,
-                    )),
-            )))
-            .map_err(err)?;
-        i = j + 1;
-    }
     chart
         .draw_series(std::iter::once(PathElement::new(
             vec![(xr.0, thr), (xr.1, thr)],
@@ -260,33 +253,6 @@ fn draw_tipping_panel<DB: DrawingBackend>(
             .draw_series(line.iter().map(|p| Circle::new(*p, 3, color.filled())))
             .map_err(err)?;
     }
-    let markers = [
-        ("operating", Some(v.operating_point), BLACK),
-        ("tipping", v.tipping_point, region_color(Region::Metastable)),
-        (
-            "overload",
-            v.overload_point,
-            region_color(Region::Overloaded),
-        ),
-    ];
-    for (k, (name, x, color)) in markers.into_iter().enumerate() {
-        let Some(x) = x.filter(|x| *x >= xr.0 && *x <= xr.1) else {
-            continue;
-        };
-        chart
-            .draw_series(std::iter::once(PathElement::new(
-                vec![(x, y0), (x, y1)],
-                color.stroke_width(2),
-            )))
-            .map_err(err)?;
-        chart
-            .draw_series(std::iter::once(Text::new(
-                format!("{name} {}", short(Some(x))),
-                (x, y0 + (y1 - y0) * (0.08 + 0.07 * k as f64)),
-                ("sans-serif", 14).into_font().color(&color),
-            )))
-            .map_err(err)?;
-    }
     // The fitted collapse probability on the right-hand axis, and each probe's observed
     // share as a ring: where the seeds put the crossing, and how sure each probe is.
     if let Some(fit) = v.collapse_fit {
@@ -317,6 +283,87 @@ fn draw_tipping_panel<DB: DrawingBackend>(
             )
             .map_err(err)?;
     }
+    // Text goes over the curves and lines, so that it stays readable. Each run of cells
+    // in one region named once, centred over it but kept inside the plot; names that
+    // would overprint (narrow regions side by side) stack downwards.
+    let (px, py) = chart.plotting_area().get_pixel_range();
+    let to_x =
+        |p: i32| xr.0 + (p - px.start) as f64 / (px.end - px.start).max(1) as f64 * (xr.1 - xr.0);
+    let line_h = (y1 - y0) * 18.0 / (py.end - py.start).max(1) as f64;
+    let mut names = Vec::new();
+    let mut i = 0;
+    while i < v.points.len() {
+        let mut j = i;
+        while j + 1 < v.points.len() && v.points[j + 1].state == v.points[i].state {
+            j += 1;
+        }
+        let state = v.points[i].state;
+        let font: TextStyle = ("sans-serif", 15).into_font().color(&region_color(state));
+        let width = area
+            .estimate_text_size(state.name(), &font)
+            .map_or(80, |s| s.0 as i32);
+        let mid = chart
+            .backend_coord(&((edges[i].0 + edges[j].1) / 2.0, y1))
+            .0;
+        let left = centred_within(mid, width, (px.start, px.end));
+        names.push((state.name(), font, left, left + width));
+        i = j + 1;
+    }
+    // The points' lines, then the region names, then the points' labels: each beside its
+    // line, never on it (right of the line, or left of it when it would run into the
+    // right-hand axis), on a pale box over every line (the tipping and overload points
+    // can be a few pixels apart).
+    let markers = [
+        ("operating", Some(v.operating_point), BLACK),
+        ("tipping", v.tipping_point, region_color(Region::Metastable)),
+        (
+            "overload",
+            v.overload_point,
+            region_color(Region::Overloaded),
+        ),
+    ];
+    let mut labels = Vec::new();
+    for (k, (name, x, color)) in markers.into_iter().enumerate() {
+        let Some(x) = x.filter(|x| *x >= xr.0 && *x <= xr.1) else {
+            continue;
+        };
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(x, y0), (x, y1)],
+                color.stroke_width(2),
+            )))
+            .map_err(err)?;
+        let text = format!("{name} {}", short(Some(x)));
+        let font: TextStyle = ("sans-serif", 14).into_font().color(&color);
+        let width = area
+            .estimate_text_size(&text, &font)
+            .map_or(100, |s| s.0 as i32);
+        let at = chart.backend_coord(&(x, y0)).0;
+        let left = beside(at, width, px.end);
+        let y = y0 + (y1 - y0) * (0.08 + 0.07 * k as f64);
+        labels.push((text, font, left, width, y));
+    }
+    let spans: Vec<(i32, i32)> = names.iter().map(|n| (n.2, n.3)).collect();
+    for ((name, font, left, _), row) in names.into_iter().zip(super::markers::label_rows(&spans)) {
+        chart
+            .draw_series(std::iter::once(Text::new(
+                name.to_string(),
+                (to_x(left), y1 - (y1 - y0) * 0.03 - row as f64 * line_h),
+                font,
+            )))
+            .map_err(err)?;
+    }
+    for (text, font, left, width, y) in labels {
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(to_x(left - 2), y), (to_x(left + width + 2), y - line_h)],
+                WHITE.mix(0.9).filled(),
+            )))
+            .map_err(err)?;
+        chart
+            .draw_series(std::iter::once(Text::new(text, (to_x(left), y), font)))
+            .map_err(err)?;
+    }
     chart
         .configure_series_labels()
         .position(SeriesLabelPosition::MiddleRight)
@@ -326,4 +373,23 @@ fn draw_tipping_panel<DB: DrawingBackend>(
         .draw()
         .map_err(err)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Labels stay inside the plot and off their lines (finding 16 of the new-user review:
+    /// "spontaneous" clipped at the right edge, "overload 119.79" ran into the right-hand
+    /// axis, "tipping 97.08" was printed on its own line).
+    #[test]
+    fn labels_stay_inside_the_plot_and_beside_their_lines() {
+        // A name centred near the right edge moves left to fit; one in the middle stays.
+        assert_eq!(centred_within(690, 80, (100, 700)), 618);
+        assert_eq!(centred_within(105, 80, (100, 700)), 102);
+        assert_eq!(centred_within(400, 80, (100, 700)), 360);
+        // A point's label starts right of its line, or ends left of it near the edge.
+        assert_eq!(beside(300, 100, 700), 305);
+        assert_eq!(beside(650, 100, 700), 545);
+    }
 }

@@ -54,7 +54,36 @@ pub fn headroom_rows(r: &SweepReport) -> Vec<Vec<String>> {
     rows
 }
 
-/// The headroom table as aligned text, for the console.
+/// What the headroom table's "mean time to collapse" means, in a sentence, when the table
+/// has that column: a student reading that the design which recovers from the trigger
+/// (retry-storm's lifo) collapses sooner than the one which does not asks why (finding 17
+/// of the new-user review). The level is each variant's `[collapse]` level, named once
+/// when they agree.
+pub fn collapse_note(r: &SweepReport) -> Option<String> {
+    let mut levels: Vec<&str> = Vec::new();
+    for t in r
+        .variants
+        .iter()
+        .filter_map(|v| v.mean_time_to_collapse.as_ref())
+    {
+        if !levels.contains(&t.level.as_str()) {
+            levels.push(&t.level);
+        }
+    }
+    if levels.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "Mean time to collapse: at the operating point and with no trigger, how long it \
+         takes on average until chance alone (random arrivals and service times) drives the \
+         system to collapse ({}). It measures how long a design lasts untouched, not how it copes with a \
+         trigger: a design that recovers from a trigger can still reach that level sooner.",
+        levels.join("; ")
+    ))
+}
+
+/// The headroom table as aligned text, for the console (with [`collapse_note`] under it
+/// when the table has that column).
 pub fn headroom_table(r: &SweepReport) -> String {
     let rows = headroom_rows(r);
     let widths: Vec<usize> = (0..rows[0].len())
@@ -84,6 +113,10 @@ pub fn headroom_table(r: &SweepReport) -> String {
             })
             .collect();
         out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    if let Some(note) = collapse_note(r) {
+        out.push_str(&note);
         out.push('\n');
     }
     out

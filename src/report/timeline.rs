@@ -149,12 +149,10 @@ fn draw<DB: DrawingBackend>(
     let x_fmt = |x: &f64| fmt_time(x * unit);
     let (w, _) = root.dim_in_pixel();
     let (top, mut rest) = root.split_vertically(TITLE_H);
-    top.draw(&Text::new(
-        title.to_string(),
-        (20, 12),
-        ("sans-serif", 26).into_font().style(FontStyle::Bold),
-    ))
-    .map_err(e)?;
+    // Smaller type for a title too wide for the picture (a long one with a variant's name).
+    let font = figure::fitting_font(&top, title, 26, w - 40, true);
+    top.draw(&Text::new(title.to_string(), (20, 12), font))
+        .map_err(e)?;
     let mids: Vec<f64> = times.iter().map(|t| (t + step / 2.0) / unit).collect();
     for (pi, panel) in panels.iter().enumerate() {
         let last = pi + 1 == panels.len();
@@ -192,6 +190,7 @@ fn draw<DB: DrawingBackend>(
             });
         }
         mesh.draw().map_err(e)?;
+        let mut numbers = Vec::with_capacity(markers.len());
         for (i, m) in markers.iter().enumerate() {
             let x0 = match (m.kind, m.end_s) {
                 (MarkerKind::Event, Some(end)) => {
@@ -217,11 +216,32 @@ fn draw<DB: DrawingBackend>(
                     x0
                 }
             };
+            numbers.push((format!("{}", i + 1), x0));
+        }
+        // Numbers that would overprint (markers at one time, or a few pixels apart)
+        // stack downwards, a line of text apart.
+        let number_font: TextStyle = ("sans-serif", 14).into_font().into();
+        let spans: Vec<(i32, i32)> = numbers
+            .iter()
+            .map(|(text, x)| {
+                let left = chart.backend_coord(&(*x, 0.0)).0 + 3;
+                let width = plot
+                    .estimate_text_size(text, &number_font)
+                    .map_or(8, |s| s.0);
+                (left, left + width as i32)
+            })
+            .collect();
+        // A number starts 3 pixels right of its line, so that the line does not cross it.
+        let (plot_w, plot_h) = chart.plotting_area().dim_in_pixel();
+        let nudge = 3.0 * (span - t0) / unit / plot_w.max(1) as f64;
+        let line_h = y_max * 16.0 / plot_h.max(1) as f64;
+        let rows = super::markers::label_rows(&spans);
+        for ((text, x0), row) in numbers.into_iter().zip(rows) {
             chart
                 .draw_series(std::iter::once(Text::new(
-                    format!("{}", i + 1),
-                    (x0, y_max * 0.97),
-                    ("sans-serif", 14).into_font(),
+                    text,
+                    (x0 + nudge, y_max * 0.97 - row as f64 * line_h),
+                    number_font.clone(),
                 )))
                 .map_err(e)?;
         }

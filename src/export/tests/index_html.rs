@@ -28,7 +28,8 @@ fn index_html_golden() {
                 ],
                 tipping: Some(tipping_report()),
                 phase: true,
-                sweep_files: ["tipping.csv", "phase.json"].map(String::from).to_vec(),
+                tipping_files: vec!["tipping.csv".into()],
+                phase_files: vec!["phase.json".into()],
             },
             Section {
                 name: "plain".into(),
@@ -38,7 +39,8 @@ fn index_html_golden() {
                 runs: vec![run(None, "", "plain", false)],
                 tipping: None,
                 phase: false,
-                sweep_files: vec![],
+                tipping_files: vec![],
+                phase_files: vec![],
             },
         ],
     };
@@ -52,6 +54,14 @@ fn index_html_golden() {
         2,
         "overview + one table"
     );
+    // Each sweep's files under its own heading (finding 23 of the new-user review: the
+    // tipping files were listed under "Phase map").
+    let at = |s: &str| text.find(s).unwrap_or_else(|| panic!("no {s}"));
+    let (tipping, phase) = (at("<h3>Tipping point</h3>"), at("<h3>Phase map</h3>"));
+    assert!(tipping < at("golden/tipping.csv") && at("golden/tipping.csv") < phase);
+    assert!(phase < at("golden/phase.json"));
+    // The mean time to collapse is explained where it is shown (finding 17), once.
+    assert_eq!(text.matches("<p>Mean time to collapse: ").count(), 1);
 }
 
 #[test]
