@@ -194,41 +194,45 @@ const FIELDS: [(&str, &[&str]); 9] = [
 
 /// The body as a JSON object whose keys are each given once.
 fn read_object(body: &[u8]) -> Result<serde_json::Map<String, Json>, Refusal> {
-    let j: Json =
-        serde_json::from_slice(body).map_err(|e| (400, format!("the body is not JSON: {e}")))?;
-    let Json::Object(obj) = j else {
-        return Err((
-            400,
-            "the body must be a JSON object, e.g. {\"control\": \"pause\"}".into(),
-        ));
-    };
-    // serde_json keeps the last of repeated keys; read the keys again to refuse them.
-    let keys: Keys = serde_json::from_slice(body).map_err(|e| (400, e.to_string()))?;
-    let mut seen = std::collections::BTreeSet::new();
-    if let Some(k) = keys.0.into_iter().find(|k| !seen.insert(k.clone())) {
-        return Err((400, format!("the body gives `{k}` more than once")));
+    // Read as a list of entries: serde_json's own map would keep the last of repeated keys.
+    let Entries(entries) = serde_json::from_slice(body).map_err(|e| {
+        let msg = if e.is_data() {
+            "the body must be a JSON object, e.g. {\"control\": \"pause\"}".to_string()
+        } else {
+            format!("the body is not JSON: {e}")
+        };
+        (400, msg)
+    })?;
+    let mut obj = serde_json::Map::new();
+    for (k, v) in entries {
+        if obj.contains_key(&k) {
+            return Err((400, format!("the body gives `{k}` more than once")));
+        }
+        obj.insert(k, v);
     }
     Ok(obj)
 }
 
-/// The top-level keys of a JSON object, in order, repeats kept.
-struct Keys(Vec<String>);
+/// A JSON object's entries in order, repeated keys kept.
+struct Entries(Vec<(String, Json)>);
 
-impl<'de> serde::Deserialize<'de> for Keys {
+impl<'de> serde::Deserialize<'de> for Entries {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct Visit;
         impl<'de> serde::de::Visitor<'de> for Visit {
-            type Value = Keys;
+            type Value = Entries;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a JSON object")
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Keys, A::Error> {
-                let mut keys = Vec::new();
-                while let Some(k) = m.next_key::<String>()? {
-                    m.next_value::<serde::de::IgnoredAny>()?;
-                    keys.push(k);
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<Entries, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = m.next_entry::<String, Json>()? {
+                    entries.push(entry);
                 }
-                Ok(Keys(keys))
+                Ok(Entries(entries))
             }
         }
         d.deserialize_map(Visit)

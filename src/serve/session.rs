@@ -159,6 +159,8 @@ struct Driver {
     /// The session's text, and its scenario (the file's interventions and the live ones).
     text: Arc<String>,
     current: Scenario,
+    /// The time-series schema of `current`, which the health gauge reads.
+    columns: Vec<crate::scenario::Column>,
     markers: Arc<Vec<Marker>>,
     /// How many of `current`'s interventions are in force.
     applied: usize,
@@ -174,12 +176,18 @@ struct Driver {
 
 /// What ends a stretch of driving one simulation.
 enum Next {
-    /// Start again from time zero (the design and actions are already set); then answer.
-    Restart(Sender<Reply>),
-    /// Build the run again (it is longer now) and replay it to this time; then answer.
+    /// Build the run again (the design and actions are already set) and replay it to this
+    /// time (0 for a reset); then answer.
     Rebuild(SimTime, Sender<Reply>),
     /// The server has gone.
     Quit,
+}
+
+/// What a command comes to: a run to build again (its design, its actions, the time to
+/// replay it to), or an answer now.
+enum Handled {
+    Rebuild(Design, Vec<Action>, SimTime),
+    Answer(Reply),
 }
 
 /// Runs sessions on `loader`'s scenario until `commands` closes: the run thread. `design`
@@ -207,6 +215,7 @@ pub fn run_thread(
         gauge: gauge(&first),
         text: Arc::new(text),
         markers: markers_of(&first),
+        columns: crate::scenario::columns::columns(&first.config),
         current: first,
         applied: 0,
         speed,
@@ -244,7 +253,6 @@ pub fn run_thread(
             let _ = reply.send(r);
         }
         match d.drive(&mut sim, &commands, failed) {
-            Next::Restart(reply) => pending = Some((0, reply)),
             Next::Rebuild(to, reply) => pending = Some((to, reply)),
             Next::Quit => return,
         }
@@ -277,52 +285,57 @@ impl Driver {
             let wait = TICK.saturating_sub(last.elapsed());
             match commands.recv_timeout(wait) {
                 Ok((cmd, reply)) => {
-                    let r = match cmd {
+                    // A reset, a new seed or a longer run rebuilds the run: set up here,
+                    // answered by the run thread once the new run has published.
+                    let rebuild = match cmd {
                         Command::Reset(variant) => {
                             let mut design = self.design.clone();
                             if let Some(v) = variant {
                                 design.variant = v;
                             }
-                            match self.set_up(design, Vec::new()) {
-                                Ok(()) => return Next::Restart(reply),
-                                Err(e) => Err(e),
-                            }
+                            Handled::Rebuild(design, Vec::new(), 0)
                         }
-                        Command::Seed(seed) => {
-                            let design = Design {
+                        Command::Seed(seed) => Handled::Rebuild(
+                            Design {
                                 seed,
                                 ..self.design.clone()
-                            };
-                            match self.set_up(design, Vec::new()) {
-                                Ok(()) => return Next::Restart(reply),
-                                Err(e) => Err(e),
-                            }
-                        }
-                        Command::Extend(by) => {
-                            let design = Design {
+                            },
+                            Vec::new(),
+                            0,
+                        ),
+                        Command::Extend(by) => Handled::Rebuild(
+                            Design {
                                 duration: Some(sim.end_ns().saturating_add(by)),
                                 ..self.design.clone()
-                            };
-                            match self.set_up(design, self.actions.clone()) {
-                                Ok(()) => return Next::Rebuild(sim.now_ns(), reply),
-                                Err(e) => Err(e),
-                            }
-                        }
+                            },
+                            self.actions.clone(),
+                            sim.now_ns(),
+                        ),
                         Command::Pause => {
                             self.paused = true;
-                            Ok(sim.now_s())
+                            Handled::Answer(Ok(sim.now_s()))
                         }
                         Command::Resume => {
                             self.paused = false;
                             last = Instant::now();
-                            Ok(sim.now_s())
+                            Handled::Answer(Ok(sim.now_s()))
                         }
                         Command::Speed(x) => {
                             self.speed = x;
-                            Ok(sim.now_s())
+                            Handled::Answer(Ok(sim.now_s()))
                         }
-                        Command::Act(a) if failed.is_none() => self.act(sim, a),
-                        Command::Act(_) => Err("the run has failed; reset it".into()),
+                        Command::Act(a) if failed.is_none() => Handled::Answer(self.act(sim, a)),
+                        Command::Act(_) => {
+                            Handled::Answer(Err("the run has failed; reset it".into()))
+                        }
+                    };
+                    let r = match rebuild {
+                        Handled::Rebuild(design, actions, to) => match self.set_up(design, actions)
+                        {
+                            Ok(()) => return Next::Rebuild(to, reply),
+                            Err(e) => Err(e),
+                        },
+                        Handled::Answer(answer) => answer,
                     };
                     let rates = rates(&mut recent, sim.now_s());
                     self.publish(sim, failed.clone(), rates);
@@ -358,6 +371,7 @@ impl Driver {
         self.actions = actions;
         self.text = Arc::new(text);
         self.markers = markers_of(&sc);
+        self.columns = crate::scenario::columns::columns(&sc.config);
         self.current = sc;
         Ok(())
     }
@@ -421,7 +435,7 @@ impl Driver {
     fn publish(&self, sim: &Simulation, error: Option<String>, rates: (f64, f64)) {
         let rows = sim.rows();
         let now = sim.now_ns();
-        let (measure, healthy) = self.health(sim, rows, now);
+        let (measure, healthy) = self.health(rows);
         let Ok(mut live) = self.shared.lock() else {
             return;
         };
@@ -457,12 +471,7 @@ impl Driver {
     }
 
     /// The tipping sweep's measure over the recent rows, and its verdict.
-    fn health(
-        &self,
-        sim: &Simulation,
-        rows: &[Vec<f64>],
-        now: SimTime,
-    ) -> (Option<f64>, Option<bool>) {
+    fn health(&self, rows: &[Vec<f64>]) -> (Option<f64>, Option<bool>) {
         let Some((m, h)) = &self.gauge else {
             return (None, None);
         };
@@ -472,11 +481,9 @@ impl Driver {
         let window = self.current.window;
         let to = crate::engine::time::secs_to_ns(last[0]).saturating_add(window);
         let span = (6 * window).max(60_000_000_000);
-        let columns = crate::scenario::columns::columns(&self.current.config);
-        let Ok(g) = Gauge::of(m, *h, &columns, to.saturating_sub(span), to) else {
+        let Ok(g) = Gauge::of(m, *h, &self.columns, to.saturating_sub(span), to) else {
             return (None, None);
         };
-        let _ = (sim, now);
         let x = g.measure(rows, to);
         (x, x.map(|_| h.is_healthy(x)))
     }
