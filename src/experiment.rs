@@ -13,7 +13,7 @@ pub mod measure;
 pub mod naming;
 pub mod new;
 pub mod observe;
-pub mod plan;
+pub use crate::stats::plan;
 pub mod run;
 pub mod search;
 pub mod shard;

@@ -8,7 +8,7 @@
 //! | `timeseries.csv` | [`timeseries_csv()`] | [`TimeSeries`](crate::model::TimeSeries) |
 //! | `events.csv` | [`events_csv()`] | [`Marker`](crate::model::metrics::Marker)s |
 //! | `<command>.provenance.json` | [`sidecar_json()`] | [`Provenance`](crate::scenario::Provenance) |
-//! | `tipping.csv`, `phase.csv` | [`sweep_csv()`] | [`Plan`](crate::experiment::plan::Plan), [`RunPoint`](crate::experiment::plan::RunPoint)s |
+//! | `tipping.csv`, `phase.csv` | [`sweep_csv()`] | [`Plan`](crate::stats::plan::Plan), [`RunPoint`](crate::stats::plan::RunPoint)s |
 //! | `tipping.json` | [`tipping_json()`] | [`SweepReport`](crate::report::sweep::SweepReport) |
 //! | `hysteresis.csv` | [`hysteresis_csv()`] | [`HysteresisReport`](crate::report::hysteresis::HysteresisReport) |
 //! | `hysteresis.json` | [`hysteresis_json()`] | [`HysteresisReport`](crate::report::hysteresis::HysteresisReport) |

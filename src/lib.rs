@@ -33,7 +33,7 @@
 //! | [`scenario`] | reading, overriding and validating input; the output schema |
 //! | [`engine`] | time, the event queue, named random streams |
 //!
-//! One exception: a sweep's plan ([`experiment::plan`]) is plain data that [`report`] and
+//! One exception: a sweep's plan ([`stats::plan`]) is plain data that [`report`] and
 //! [`export`] read. The binary (`src/main.rs`) only parses arguments, calls [`experiment`]
 //! (with an [`experiment::observe::Observer`] for progress bars and console lines) and maps
 //! errors to exit codes (2 for bad input).
@@ -68,3 +68,4 @@ pub mod model;
 pub mod report;
 pub mod scenario;
 pub mod serve;
+pub mod stats;

@@ -1,11 +1,11 @@
 //! The `brink` command: parses arguments, calls the library, prints. No model logic here.
 
 use brink::experiment::hysteresis::Ramp;
-use brink::experiment::plan::Kind;
 use brink::experiment::source::Source;
 use brink::experiment::sweep::{Sweep, Variants};
 use brink::experiment::{Error, all, collapse_time, naming, new, run, shard};
 use brink::scenario::{Loader, Override, Scenario};
+use brink::stats::plan::Kind;
 use clap::{CommandFactory, Parser};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

@@ -8,7 +8,6 @@ pub mod files;
 pub mod human_time;
 pub mod hysteresis;
 pub mod hysteresis_plot;
-pub mod logistic;
 pub mod markers;
 pub mod phase;
 pub mod phase_plot;

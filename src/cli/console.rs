@@ -1,10 +1,10 @@
 //! The console: progress bars on stderr when it is a terminal, and what is printed when a
 //! run or sweep has written its files (an [`Observer`]).
 
-use brink::experiment::plan::{Kind, Plan};
 use brink::experiment::{Observer, RunWritten, SweepOutcome, SweepWritten};
 use brink::report::sweep::{SweepReport, headroom_table, phase_table};
 use brink::scenario::Scenario;
+use brink::stats::plan::{Kind, Plan};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::Path;

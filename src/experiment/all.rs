@@ -3,12 +3,12 @@
 //! first run, so bad input writes nothing.
 
 use super::observe::{Observer, Quiet, RunWritten, SweepWritten};
-use super::plan::Kind;
 use super::source::Source;
 use super::sweep::{self, Sweep, Variants};
 use super::{Error, create_dir, run, write_file};
 use crate::export::{self, Page, RunView, Section};
 use crate::scenario::{Loader, Scenario};
+use crate::stats::plan::Kind;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 

@@ -13,10 +13,10 @@
 //! the class it would have had at the end. Collapsed runs, whose storms are the costly
 //! ones, settle a fifth of the way into their window.
 
-use super::plan::Trace;
 use crate::engine::time::{SimTime, ns_to_secs, secs_to_ns};
 use crate::scenario::sweep::{Health, Measure, Tipping};
 use crate::scenario::{self, Column};
+use crate::stats::plan::Trace;
 
 /// Reads a sweep's measure off a run's time-series rows.
 #[derive(Debug, Clone)]
@@ -191,6 +191,7 @@ mod tests {
             measure_name: String::new(),
             health,
             seeds: 1,
+            seeds_default: false,
             duration_ns: None,
             window_start_ns: window_s * 1_000_000_000,
             method: Method::Grid,

@@ -2,10 +2,10 @@
 //! it is written. The command line draws progress bars and prints; a library user who
 //! wants neither passes [`Quiet`].
 
-use super::plan::{Kind, Plan};
 use super::sweep::Shard;
 use crate::report::sweep::SweepReport;
 use crate::scenario::Scenario;
+use crate::stats::plan::{Kind, Plan};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;

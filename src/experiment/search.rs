@@ -2,23 +2,40 @@
 //!
 //! 1. Bracket: every value of the grid (`points` from `from` to `to`) is probed, in
 //!    parallel. A probe runs seeds one at a time, each seed's baseline and triggered runs
-//!    side by side, and stops adding seeds as soon as its outcome is settled on both
-//!    branches: the first two seeds agree, or the majority of `seeds` can no longer
-//!    change. A probe far from any edge costs 2 seeds; one near an edge, where seeds
-//!    disagree, up to all of them.
-//! 2. Refine: the first bracket where the triggered branch's majority turns to collapse
-//!    (the tipping point), and the first where the baseline's turns to failed (the overload
-//!    point), are bisected until they are narrower than the tolerance (at most
-//!    [`MAX_BISECTIONS`] probes each). Both bisections run side by side.
+//!    side by side, until the sequential test ([`crate::stats::sequential`]: is the
+//!    failed share below or above one half, at 5% error) decides both branches, or
+//!    `seeds` (the most per probe) are spent. A probe far from any edge costs 3 seeds;
+//!    one near an edge, where seeds disagree, more.
+//! 2. Bisect: the first bracket where the triggered branch's majority turns to collapse
+//!    (the tipping point), and the first where the baseline's turns to failed (the
+//!    overload point), are bisected until they are narrower than the tolerance (at most
+//!    [`MAX_BISECTIONS`] probes each), each probe deciding its own branch.
+//! 3. Focus: while the 95% confidence interval of the crossing (profile likelihood of
+//!    the logistic fit to every run of the branch, [`crate::stats::logistic`]) is wider
+//!    than twice the tolerance, another probe goes where the fit puts the crossing (at
+//!    most [`FOCUS_PROBES`]); a sweep that spends them first says so (`tolerance_met`).
+//!    Both branches refine side by side.
 //!
-//! The probes placed depend only on the runs' results, so the search is as reproducible as
-//! a grid, whatever the number of threads.
+//! Every probe has seeds of its own (probe `j` runs seeds `j x seeds` to `j x seeds +
+//! seeds - 1`; the grid's probes first, then the two refinements' alternately), so the
+//! runs of different probes are independent, as the interval assumes; a seed's baseline
+//! and triggered runs share their streams (common random numbers). The probes placed
+//! depend only on the runs' results, so the search is as reproducible as a grid,
+//! whatever the number of threads.
 
 use super::Error;
-use super::plan::{Branch, Run};
 use crate::engine::time::{ns_to_secs, secs_to_ns};
 use crate::scenario::sweep::{AxisUnit, MAX_BISECTIONS};
+use crate::stats::logistic::{Interval, Logistic, pinned, scale_floor, separated};
+use crate::stats::plan::{Branch, Run};
+use crate::stats::sequential::{Decision, decide};
 use rayon::prelude::*;
+
+/// The most probes the focus step adds per branch.
+pub const FOCUS_PROBES: u32 = 8;
+
+/// The seeds of a focus probe (fewer when `seeds` is smaller).
+pub const FOCUS_SEEDS: u32 = 10;
 
 /// Runs one (value, seed, branch) of the variant being searched.
 pub type RunAt<'a> = dyn Fn(f64, u32, Branch) -> Result<Run, Error> + Sync + 'a;
@@ -30,7 +47,8 @@ pub struct Search<'a> {
     pub unit: AxisUnit,
     /// The most seeds per probe.
     pub seeds: u32,
-    /// Bisection stops when a bracket is at most this wide.
+    /// Bisection stops when a bracket is at most this wide; focusing when the crossing's
+    /// interval is at most twice this wide.
     pub tolerance: f64,
     /// True when a run's measure is healthy.
     pub healthy: &'a (dyn Fn(Option<f64>) -> bool + Sync),
@@ -43,100 +61,138 @@ struct Probe {
     triggered: Vec<Run>,
 }
 
-/// Settled majorities: `Some(true)` when more than half of `seeds` failed (or will, whatever
-/// the seeds not yet run give), `Some(false)` when at least half are healthy, else `None`.
-fn majority(failed: usize, run: usize, seeds: u32) -> Option<bool> {
-    let seeds = seeds as usize;
-    if 2 * failed > seeds {
-        Some(true)
-    } else if 2 * (run - failed) >= seeds {
-        Some(false)
-    } else {
-        None
+impl Probe {
+    fn runs(&self, b: Branch) -> &[Run] {
+        match b {
+            Branch::Baseline => &self.baseline,
+            Branch::Triggered => &self.triggered,
+        }
     }
 }
 
 impl Search<'_> {
     /// Searches one variant; returns its runs in (value, seed, branch) order.
     pub fn run(&self, run: &RunAt) -> Result<Vec<Run>, Error> {
-        let mut probes: Vec<Probe> = self
+        let grid: Vec<Probe> = self
             .grid
             .par_iter()
+            .enumerate()
             .with_max_len(1)
-            .map(|&x| self.probe(x, run))
+            .map(|(i, &x)| self.probe(x, i as u64, None, run, true))
             .collect::<Result<_, _>>()?;
-        let collapsed = |p: &Probe| self.failed(&p.triggered);
-        let overloaded = |p: &Probe| self.failed(&p.baseline);
+        let first = grid.len() as u64;
         let (a, b) = rayon::join(
-            || self.bisect(&probes, &collapsed, run),
-            || self.bisect(&probes, &overloaded, run),
+            || self.refine(&grid, Branch::Triggered, first, run),
+            || self.refine(&grid, Branch::Baseline, first + 1, run),
         );
-        probes.extend(a?);
-        for p in b? {
-            if !probes.iter().any(|q| q.value == p.value) {
-                probes.push(p);
-            }
-        }
-        probes.sort_by(|a, b| a.value.total_cmp(&b.value));
-        Ok(probes
+        let mut runs: Vec<Run> = grid
             .into_iter()
+            .chain(a?)
+            .chain(b?)
             .flat_map(|p| {
                 p.baseline
                     .into_iter()
                     .zip(p.triggered)
                     .flat_map(|(b, t)| [b, t])
             })
-            .collect())
+            .collect();
+        runs.sort_by(|a, b| {
+            a.value[0]
+                .total_cmp(&b.value[0])
+                .then(a.seed.cmp(&b.seed))
+                .then((a.branch as u8).cmp(&(b.branch as u8)))
+        });
+        Ok(runs)
     }
 
-    /// True when most of a branch's runs failed.
-    fn failed(&self, runs: &[Run]) -> bool {
+    /// The failed runs and all runs of a branch.
+    fn failed(&self, runs: &[Run]) -> (usize, usize) {
         let f = runs.iter().filter(|r| !(self.healthy)(r.measure)).count();
-        2 * f > runs.len()
+        (f, runs.len())
     }
 
-    /// Probes one value: seed after seed until both branches' majorities are settled.
-    fn probe(&self, value: f64, run: &RunAt) -> Result<Probe, Error> {
+    /// True when most of a probe's runs of `b` failed.
+    fn leans_failed(&self, p: &Probe, b: Branch) -> bool {
+        let (f, n) = self.failed(p.runs(b));
+        2 * f > n
+    }
+
+    /// Probes one value with the seeds of probe number `block`: seed after seed until the
+    /// sequential test decides `branch` (both branches for `None`), or the seeds are
+    /// spent.
+    fn probe(
+        &self,
+        value: f64,
+        block: u64,
+        branch: Option<Branch>,
+        run: &RunAt,
+        sequential: bool,
+    ) -> Result<Probe, Error> {
         let mut p = Probe {
             value,
             baseline: Vec::new(),
             triggered: Vec::new(),
         };
-        for seed in 0..self.seeds {
+        for k in 0..self.seeds {
+            let seed = u32::try_from(block * self.seeds as u64 + k as u64).unwrap_or(u32::MAX);
             let (b, t) = rayon::join(
                 || run(value, seed, Branch::Baseline),
                 || run(value, seed, Branch::Triggered),
             );
             p.baseline.push(b?);
             p.triggered.push(t?);
-            let settled = |runs: &[Run]| {
-                let f = runs.iter().filter(|r| !(self.healthy)(r.measure)).count();
-                let agree = runs.len() == 2 && (f == 0 || f == 2);
-                agree || majority(f, runs.len(), self.seeds).is_some()
+            let decided = |b: Branch| {
+                let (f, n) = self.failed(p.runs(b));
+                decide(f, n - f) != Decision::Undecided
             };
-            if settled(&p.baseline) && settled(&p.triggered) {
+            let done = match branch {
+                None => decided(Branch::Baseline) && decided(Branch::Triggered),
+                Some(b) => decided(b),
+            };
+            if sequential && done {
                 break;
             }
         }
         Ok(p)
     }
 
-    /// Bisects the first bracket where `turned` changes from false to true (probes sorted
-    /// by value) down to the tolerance; returns the new probes.
-    fn bisect(
+    /// Refines the crossing of `branch`: bisects the first bracket where its majority
+    /// turns to failed down to the tolerance, then adds probes where the fit puts the
+    /// crossing while its interval is wider than twice the tolerance. New probes take
+    /// the seed blocks `first`, `first + 2`, ...; returns them.
+    fn refine(
         &self,
-        probes: &[Probe],
-        turned: &(dyn Fn(&Probe) -> bool + Sync),
+        grid: &[Probe],
+        branch: Branch,
+        first: u64,
         run: &RunAt,
     ) -> Result<Vec<Probe>, Error> {
-        let mut new = Vec::new();
-        let Some(i) = probes.iter().position(turned) else {
+        let mut new: Vec<Probe> = Vec::new();
+        let mut block = first;
+        let mut next = |value: f64, focus: bool, new: &mut Vec<Probe>| -> Result<bool, Error> {
+            // A focus probe runs a fixed batch: one stopped by the test as soon as it is
+            // decided would lean, near the crossing, to whichever side it reached first.
+            let p = if focus {
+                let batch = Search {
+                    seeds: self.seeds.min(FOCUS_SEEDS),
+                    ..*self
+                };
+                batch.probe(value, block, Some(branch), run, false)?
+            } else {
+                self.probe(value, block, Some(branch), run, true)?
+            };
+            block += 2;
+            let turned = self.leans_failed(&p, branch);
+            new.push(p);
+            Ok(turned)
+        };
+        let Some(i) = grid.iter().position(|p| self.leans_failed(p, branch)) else {
             return Ok(new);
         };
         if i == 0 {
             return Ok(new);
         }
-        let (mut lo, mut hi) = (probes[i - 1].value, probes[i].value);
+        let (mut lo, mut hi) = (grid[i - 1].value, grid[i].value);
         for _ in 0..MAX_BISECTIONS {
             if hi - lo <= self.tolerance {
                 break;
@@ -145,13 +201,32 @@ impl Search<'_> {
             if mid <= lo || mid >= hi {
                 break;
             }
-            let p = self.probe(mid, run)?;
-            if turned(&p) {
+            if next(mid, false, &mut new)? {
                 hi = mid;
             } else {
                 lo = mid;
             }
-            new.push(p);
+        }
+        let (bottom, top) = (self.grid[0], self.grid[self.grid.len() - 1]);
+        let floor = scale_floor(self.tolerance, top - bottom);
+        for _ in 0..FOCUS_PROBES {
+            let outcomes: Vec<(f64, bool)> = grid
+                .iter()
+                .chain(&new)
+                .flat_map(|p| p.runs(branch))
+                .map(|r| (r.value[0], !(self.healthy)(r.measure)))
+                .collect();
+            let ci = Logistic::midpoint_ci95(&outcomes, floor);
+            let centre = match ci {
+                Interval::Within { centre, .. } if !pinned(&outcomes, ci, self.tolerance) => centre,
+                _ => break,
+            };
+            // Perfectly separated outcomes are pinned by their bracket: more seeds at the
+            // fitted centre add nothing the bisection did not already say.
+            if separated(&outcomes) {
+                break;
+            }
+            next(self.snap(centre.clamp(bottom, top)), true, &mut new)?;
         }
         Ok(new)
     }
@@ -183,22 +258,37 @@ mod tests {
         }
     }
 
+    /// Every probe runs seeds of its own (independent runs, as the interval assumes):
+    /// no (seed, value, branch) twice, and no seed at two values.
     #[test]
-    fn majorities_settle_as_soon_as_the_rest_cannot_change_them() {
-        assert_eq!(majority(3, 3, 5), Some(true));
-        assert_eq!(majority(0, 3, 5), Some(false));
-        assert_eq!(majority(2, 3, 5), None);
-        assert_eq!(majority(2, 4, 5), None);
-        assert_eq!(majority(2, 5, 5), Some(false));
-        // Two seeds: one healthy settles "not a majority" (1 of 2 is not above half).
-        assert_eq!(majority(0, 1, 2), Some(false));
-        assert_eq!(majority(1, 1, 2), None);
-        assert_eq!(majority(1, 1, 1), Some(true));
+    fn every_probe_has_seeds_of_its_own() {
+        let grid: Vec<f64> = (0..=10).map(|i| 10.0 * i as f64).collect();
+        let healthy = |m: Option<f64>| m == Some(1.0);
+        let s = Search {
+            grid: &grid,
+            unit: AxisUnit::Number,
+            seeds: 6,
+            tolerance: 0.5,
+            healthy: &healthy,
+        };
+        // Seeds disagree near 45: a broad curve, so the search focuses.
+        let runs = s
+            .run(&|x, seed, b| {
+                let ok = b == Branch::Baseline || (seed as f64 * 0.618).fract() * 40.0 + 25.0 > x;
+                Ok(at(x, seed, b, ok))
+            })
+            .unwrap();
+        let mut by_seed = std::collections::HashMap::new();
+        for r in runs.iter().filter(|r| r.branch == Branch::Triggered) {
+            let v = by_seed.entry(r.seed).or_insert(r.value[0]);
+            assert_eq!(*v, r.value[0], "seed {} at two values", r.seed);
+        }
+        assert!(runs.len() > 4 * grid.len(), "{}", runs.len());
     }
 
     /// A deterministic system that collapses from 31.3 and is overloaded from 87.6: the
-    /// search brackets both on the grid and bisects each to the tolerance, with two seeds
-    /// at probes whose seeds agree.
+    /// search brackets both on the grid and bisects each to the tolerance, with three
+    /// seeds at probes whose seeds agree.
     #[test]
     fn bisects_both_brackets_to_the_tolerance() {
         let grid: Vec<f64> = (0..=10).map(|i| 10.0 * i as f64).collect();
@@ -236,10 +326,11 @@ mod tests {
         let (t, o) = (first(Branch::Triggered), first(Branch::Baseline));
         assert!(t >= 31.3 && t - last_ok(Branch::Triggered, t) <= 0.5, "{t}");
         assert!(o >= 87.6 && o - last_ok(Branch::Baseline, o) <= 0.5, "{o}");
-        // Values sorted, pairs in seed order, 2 seeds per probe (they agree).
+        // Values sorted, pairs in seed order, 3 seeds per probe (the sequential test's
+        // fewest: they agree).
         assert!(runs.windows(2).all(|w| w[0].value[0] <= w[1].value[0]));
         assert_eq!(runs.len(), *count.lock().unwrap());
-        assert_eq!(runs.len() % 4, 0);
+        assert_eq!(runs.len() % 6, 0);
     }
 
     #[test]

@@ -3,11 +3,11 @@
 //! the files one unsharded run writes (the outputs are derived from the plan and the runs
 //! alone, so this is byte for byte).
 
-use super::plan::{Kind, Plan, RunPoint};
 use super::sweep::{Shard, write_outputs};
 use super::{Error, create_dir, write_file};
 use crate::export::shard_json::{ShardFile, read_shard_json, runs_digest, shard_json};
 use crate::report::sweep::SweepReport;
+use crate::stats::plan::{Kind, Plan, RunPoint};
 use std::path::{Path, PathBuf};
 
 /// The name of a shard's file.

@@ -7,7 +7,6 @@
 use super::collapse_time;
 use super::measure::Gauge;
 use super::observe::{Observer, SweepOutcome, SweepWritten};
-use super::plan::{AxisPlan, Branch, CollapseTime, Kind, Plan, Run, RunPoint, Trace, VariantPlan};
 use super::search::Search;
 use super::{Error, Outputs, shard};
 use crate::engine::time::{SimTime, ns_to_secs, secs_to_ns};
@@ -18,6 +17,9 @@ use crate::report::sweep::{self, SweepReport};
 use crate::report::{phase_plot, sweep_plot};
 use crate::scenario::sweep::{Axis, AxisUnit, Health, Measure, Method, Tipping};
 use crate::scenario::{self, Loader, Override, Scenario, ScenarioError};
+use crate::stats::plan::{
+    AxisPlan, Branch, CollapseTime, Kind, Plan, Run, RunPoint, Trace, VariantPlan,
+};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -167,7 +169,12 @@ impl Sweep {
             measure: tipping.measure_name.clone(),
             health: tipping.health,
             trigger: tipping.trigger.clone(),
-            seeds: tipping.seeds,
+            // A phase map is a grid: one seed per cell unless the file says.
+            seeds: if kind == Kind::Phase && tipping.seeds_default {
+                1
+            } else {
+                tipping.seeds
+            },
             axes: axes
                 .iter()
                 .map(|a| AxisPlan {

@@ -6,7 +6,9 @@
 //! style is inline and nothing is fetched, so the folder reads offline, from a phone's
 //! 420 px to a 1,600 px screen.
 
-use crate::report::sweep::{SweepReport, VariantTipping, collapse_note, headroom_rows, short};
+use crate::report::sweep::{
+    SweepReport, VariantTipping, collapse_note, headroom_rows, precision_notes, short,
+};
 use pulldown_cmark::{Event, Options, Parser, html};
 use std::fmt::Write;
 
@@ -393,6 +395,9 @@ fn section(out: &mut String, s: &Section) {
             .collect();
         table(out, &rows, &[]);
         if let Some(note) = collapse_note(r) {
+            let _ = writeln!(out, "<p>{}</p>", esc(&note));
+        }
+        for note in precision_notes(r) {
             let _ = writeln!(out, "<p>{}</p>", esc(&note));
         }
     }

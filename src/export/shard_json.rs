@@ -1,7 +1,7 @@
 //! `<kind>.shard-K-of-N.json`: the plan of a sweep and the measures of one shard's runs,
 //! which `brink merge` joins into the files of the whole sweep.
 
-use crate::experiment::plan::{Plan, RunPoint};
+use crate::stats::plan::{Plan, RunPoint};
 use serde::{Deserialize, Serialize};
 
 /// The contents of a shard file.

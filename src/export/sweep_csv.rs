@@ -4,7 +4,7 @@
 //! by that one column (`value2` after `value`).
 
 use super::csv::{num, text};
-use crate::experiment::plan::{Plan, Run};
+use crate::stats::plan::{Plan, Run};
 use std::fmt::Write;
 
 /// The bytes of `tipping.csv` (`variant,value,branch,seed,measure,state`) or, for a plan

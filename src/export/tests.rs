@@ -24,10 +24,10 @@ mod timeseries_csv;
 mod tipping_json;
 
 use super::*;
-use crate::experiment::plan::{AxisPlan, Kind, Plan, RunPoint, VariantPlan};
 use crate::report::sweep::{SweepReport, report};
 use crate::scenario::Provenance;
 use crate::scenario::sweep::{Health, Method};
+use crate::stats::plan::{AxisPlan, Kind, Plan, RunPoint, VariantPlan};
 use std::path::PathBuf;
 
 /// A fixed provenance (a version that never changes), so that the golden files change only
@@ -110,7 +110,7 @@ fn tipping_plan() -> Plan {
                 operating_point: vec![70.0],
                 untriggered: vec![],
                 tolerance: 0.0,
-                collapse_time: Some(crate::experiment::plan::CollapseTime {
+                collapse_time: Some(crate::stats::plan::CollapseTime {
                     at: 70.0,
                     mean_s: 7.8e11,
                     ci95: [5.4e11, 1.1e12],

@@ -7,7 +7,7 @@
 //! comes from the plan, so this is derived from (plan, report), both from (plan, runs).
 
 use super::sweep::{Cell, Region, SweepReport};
-use crate::experiment::plan::Plan;
+use crate::stats::plan::Plan;
 use serde::Serialize;
 
 /// `phase.json`: `kind` first, then every field of `tipping.json`'s report (its cells carry

@@ -3,10 +3,15 @@
 //! intervals, the headroom, spontaneous collapse; and the console tables. Nothing else
 //! goes in, so a merged set of shards gives exactly the bytes of one unsharded run.
 
-pub use super::logistic::Logistic;
-pub use super::sweep_table::{collapse_note, headroom_rows, headroom_table, phase_table, short};
-use crate::experiment::plan::{Branch, CollapseTime, Plan, Run, threshold_fields};
+pub use super::sweep_table::{
+    collapse_note, headroom_rows, headroom_table, phase_table, precision_notes, short, sig3,
+    with_ci,
+};
 use crate::scenario::Provenance;
+use crate::stats::binomial::wilson;
+pub use crate::stats::logistic::Logistic;
+use crate::stats::logistic::{Interval, pinned, scale_floor};
+use crate::stats::plan::{Branch, CollapseTime, Plan, Run, threshold_fields};
 use serde::Serialize;
 
 /// How a value behaves.
@@ -132,6 +137,29 @@ pub struct VariantTipping {
     pub headroom_above: Option<f64>,
     /// The lowest value of the range already tips: the headroom is at most this.
     pub headroom_at_most: Option<f64>,
+    /// The 95% confidence interval of the tipping point (where the collapse probability
+    /// crosses 0.5), from every triggered run of the sweep: the profile likelihood of the
+    /// logistic fit. Absent when nothing in the range tips, everything tips, or the
+    /// interval reaches past the swept range (`tolerance_note` says which); and for a
+    /// phase map. Its coverage is measured by `tests/integration/confidence.rs`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tipping_ci95: Option<[f64; 2]>,
+    /// The same for the overload point, from every baseline run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overload_ci95: Option<[f64; 2]>,
+    /// `tipping_ci95` over the operating point.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub headroom_ci95: Option<[f64; 2]>,
+    /// An adaptive search's verdict on its own precision: true when the tipping point's
+    /// interval is at most twice the tolerance wide (the point is known to within the
+    /// tolerance either side), false when the seed budget (`seeds` per probe, the focus
+    /// probes) ran out first or the range does not pin it down. Absent for a grid, and
+    /// when nothing in the range tips.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tolerance_met: Option<bool>,
+    /// Why the tolerance was not met, in words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tolerance_note: Option<String>,
     /// Where the tipping point lies with 95% confidence, from the seeds: above the highest
     /// value below it whose collapse interval lies under 0.5, and at or below the lowest
     /// value whose collapse interval lies over 0.5. `null` ends: no swept value is that
@@ -148,6 +176,9 @@ impl VariantTipping {
     /// The headroom as a table cell: `0.43 (0.36-0.43)`, `> 3.67` when nothing in the
     /// range tips, `<= 0.2` when it tips at the bottom, `-` without an operating point.
     pub fn headroom_cell(&self) -> String {
+        if self.headroom_ci95.is_some() {
+            return with_ci(self.headroom, self.headroom_ci95);
+        }
         match (self.headroom, self.headroom_interval) {
             (Some(h), Some([lo, hi])) => {
                 format!(
@@ -245,30 +276,52 @@ pub fn report(plan: &Plan, runs: &[Run]) -> SweepReport {
                 points.first().map(|c| c.value),
                 points.last().map(|c| c.value),
             );
-            let outcomes: Vec<(f64, bool)> = mine
-                .iter()
-                .filter(|r| r.branch == Branch::Triggered)
-                .map(|r| (r.value[0], !plan.healthy(r.measure)))
-                .collect();
+            let outcomes = |b: Branch| -> Vec<(f64, bool)> {
+                mine.iter()
+                    .filter(|r| r.branch == b)
+                    .map(|r| (r.value[0], !plan.healthy(r.measure)))
+                    .collect()
+            };
+            let outcomes_t = outcomes(Branch::Triggered);
             let adaptive = plan.method == crate::scenario::sweep::Method::Adaptive;
             let span = last.zip(first).map_or(1.0, |(l, f)| l - f);
             let min_scale = if adaptive {
-                vp.tolerance / 4.0
+                scale_floor(vp.tolerance, span)
             } else {
-                span / (4.0 * points.len().max(1) as f64)
-            }
-            .max(span * 1e-6)
-            .max(f64::MIN_POSITIVE);
+                scale_floor(span / points.len().max(1) as f64, span)
+            };
+            let ci = |b: Branch| match a1 {
+                None => Logistic::midpoint_ci95(&outcomes(b), min_scale),
+                Some(_) => Interval::NoCrossing,
+            };
+            let (tip_ci, over_ci) = (ci(Branch::Triggered), ci(Branch::Baseline));
+            let within = |i: Interval| match i {
+                Interval::Within { centre, ci } => Some((centre, ci)),
+                _ => None,
+            };
+            // The point estimate is the interval's own (the maximum-likelihood crossing)
+            // where there is one; else the bracket's interpolation.
+            let tipping_point = within(tip_ci).map(|w| w.0).or(tipping_point);
+            let overload_point = within(over_ci).map(|w| w.0).or(overload.map(|o| o.0));
+            let tipping_ci95 = within(tip_ci).map(|w| w.1);
+            let (tolerance_met, tolerance_note) = precision(
+                adaptive,
+                vp.tolerance,
+                (tip_ci, &outcomes_t),
+                tipping.is_some(),
+                &points,
+                plan,
+            );
             VariantTipping {
                 variant: vp.name.clone(),
                 operating_point: op,
                 tipping_point,
-                overload_point: overload.map(|o| o.0),
+                overload_point,
                 tipping_interval,
                 overload_interval: overload.and_then(|o| o.1),
                 tolerance: adaptive.then_some(vp.tolerance),
                 collapse_fit: if a1.is_none() {
-                    Logistic::fit(&outcomes, min_scale)
+                    Logistic::fit(&outcomes_t, min_scale)
                 } else {
                     None
                 },
@@ -278,6 +331,12 @@ pub fn report(plan: &Plan, runs: &[Run]) -> SweepReport {
                     .find(|c| c.spontaneous_collapses > 0)
                     .map(|c| c.value),
                 headroom: tipping_point.and_then(over),
+                tipping_ci95,
+                overload_ci95: within(over_ci).map(|w| w.1),
+                headroom_ci95: tipping_ci95
+                    .and_then(|[a, b]| over(a).zip(over(b)).map(|(a, b)| [a, b])),
+                tolerance_met,
+                tolerance_note,
                 headroom_interval: match tipping_interval {
                     Some([lo, hi]) => over(lo).zip(over(hi)).map(|(a, b)| [a, b]),
                     None => None,
@@ -325,6 +384,51 @@ pub fn report(plan: &Plan, runs: &[Run]) -> SweepReport {
         method: plan.method.name(),
         variants,
         produced_by: plan.provenance.clone(),
+    }
+}
+
+/// An adaptive search's verdict on the tipping point's precision, and why it fell short:
+/// the interval at most twice the tolerance wide, else the budget or the range to blame.
+/// `None` for a grid, and when nothing in the range tips.
+fn precision(
+    adaptive: bool,
+    tolerance: f64,
+    (ci, outcomes): (Interval, &[(f64, bool)]),
+    tips: bool,
+    points: &[Cell],
+    plan: &Plan,
+) -> (Option<bool>, Option<String>) {
+    if !adaptive || !tips {
+        return (None, None);
+    }
+    let runs: usize = points.iter().map(|c| c.seeds).sum();
+    let unit = plan.axes[0]
+        .unit
+        .as_deref()
+        .map_or(String::new(), |u| format!(" {u}"));
+    match ci {
+        _ if pinned(outcomes, ci, tolerance) => (Some(true), None),
+        Interval::Within { ci: [a, b], .. } => (
+            Some(false),
+            Some(format!(
+                "the seed budget ran out first: the 95% interval is {}{unit} wide, the tolerance asks for at most {}{unit} ({runs} triggered runs at {} values); raise tipping.seeds, or accept the interval",
+                short(Some(b - a)),
+                short(Some(2.0 * tolerance)),
+                points.len()
+            )),
+        ),
+        Interval::Open { below } => (
+            Some(false),
+            Some(format!(
+                "the swept range does not pin the tipping point down: its 95% interval reaches {} the range; widen it (tipping.{})",
+                if below { "below the bottom of" } else { "above the top of" },
+                if below { "from" } else { "to" }
+            )),
+        ),
+        Interval::NoCrossing => (
+            Some(false),
+            Some("every triggered run collapsed: the range starts above the tipping point; lower tipping.from".into()),
+        ),
     }
 }
 
@@ -404,23 +508,11 @@ impl SweepReport {
     }
 }
 
-/// The 95% Wilson score interval of a proportion `p` observed over `n` trials.
-pub fn wilson(p: f64, n: usize) -> [f64; 2] {
-    if n == 0 {
-        return [0.0, 1.0];
-    }
-    let (z, n) = (1.959_963_984_540_054_f64, n as f64);
-    let z2 = z * z;
-    let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
-    let half = z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / (1.0 + z2 / n);
-    [(centre - half).max(0.0), (centre + half).min(1.0)]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::plan::tests::plan;
-    use crate::experiment::plan::{RunPoint, Trace};
+    use crate::stats::plan::tests::plan;
+    use crate::stats::plan::{RunPoint, Trace};
 
     #[test]
     fn regions_and_points_follow_the_majority_of_seeds() {
@@ -448,18 +540,36 @@ mod tests {
             states,
             [Region::Stable, Region::Metastable, Region::Overloaded]
         );
-        // The collapse probability goes 0 -> 2/3 from 1 to 2: it crosses 0.5 at 1.75; the
-        // baseline's failed share 0 -> 2/3 from 2 to 3: at 2.75.
-        assert_eq!(v.tipping_point, Some(1.75));
-        assert_eq!(v.overload_point, Some(2.75));
+        // The collapse probability goes 0 -> 2/3 from 1 to 2, the baseline's failed share
+        // 0 -> 2/3 from 2 to 3: each point is the fit's crossing, inside its bracket and
+        // its confidence interval (the bracket's interpolation would say 1.75 and 2.75).
+        let tip = v.tipping_point.unwrap();
+        let [a, b] = v.tipping_ci95.unwrap();
+        assert!(
+            1.0 < tip && tip < 2.0 && a <= tip && tip <= b,
+            "{tip} {a} {b}"
+        );
+        let over = v.overload_point.unwrap();
+        assert!(2.0 < over && over < 3.0, "{over}");
         assert_eq!(v.tipping_interval, Some([1.0, 2.0]));
         assert_eq!(v.overload_interval, Some([2.0, 3.0]));
-        assert_eq!(v.headroom, Some(0.875));
+        assert_eq!(v.headroom, Some(tip / 2.0));
+        assert_eq!(v.headroom_ci95, Some([a / 2.0, b / 2.0]));
+        // A grid has no tolerance to meet.
+        assert_eq!(v.tolerance_met, None);
         assert!((v.points[1].collapse_probability - 2.0 / 3.0).abs() < 1e-12);
         // The grid brackets the tipping point between 1 (did not tip) and 2.
         assert_eq!(v.headroom_interval, Some([0.5, 1.0]));
         assert_eq!((v.headroom_above, v.headroom_at_most), (None, None));
-        assert_eq!(v.headroom_cell(), "0.875 (0.5-1)");
+        assert_eq!(
+            v.headroom_cell(),
+            format!(
+                "{} (95% CI {}-{})",
+                sig3(Some(tip / 2.0)),
+                sig3(Some(a / 2.0)),
+                sig3(Some(b / 2.0))
+            )
+        );
         // The fitted curve crosses 0.5 inside the bracket.
         let fit = v.collapse_fit.unwrap();
         assert!(fit.midpoint > 1.0 && fit.midpoint < 2.0, "{fit:?}");
@@ -515,28 +625,6 @@ mod tests {
         assert!((a.healthy_hours - 2.0).abs() < 1e-12 && b.healthy_hours == 0.0);
         assert!((a.spontaneous_per_hour - 1.0).abs() < 1e-12);
         assert_eq!(v.spontaneous_from, Some(1.0));
-    }
-
-    /// Wilson score intervals: one seed that collapsed says little (0.21 to 1); 20 of 20
-    /// are sure (above 0.83); the interval always holds the observed share.
-    #[test]
-    fn wilson_intervals() {
-        let [lo, hi] = wilson(1.0, 1);
-        assert!((lo - 0.2065).abs() < 1e-3 && hi == 1.0, "{lo} {hi}");
-        let [lo, _] = wilson(1.0, 20);
-        assert!((lo - 0.8389).abs() < 1e-3, "{lo}");
-        let [lo, hi] = wilson(0.5, 10);
-        assert!(
-            (lo - 0.2366).abs() < 1e-3 && (hi - 0.7634).abs() < 1e-3,
-            "{lo} {hi}"
-        );
-        for n in 1..30 {
-            for k in 0..=n {
-                let p = k as f64 / n as f64;
-                let [lo, hi] = wilson(p, n);
-                assert!(lo <= p + 1e-12 && p <= hi + 1e-12, "{k}/{n}: {lo} {hi}");
-            }
-        }
     }
 
     /// Nothing in the range tips: the headroom is above the top over the operating point;

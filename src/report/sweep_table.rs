@@ -16,6 +16,53 @@ pub fn short(x: Option<f64>) -> String {
     }
 }
 
+/// A number for people: three significant figures, no trailing zeros (`0.962`, `14.3`,
+/// `1230`); `-` for none.
+pub fn sig3(x: Option<f64>) -> String {
+    match x {
+        None => "-".into(),
+        Some(x) if x == 0.0 || !x.is_finite() => format!("{x}"),
+        Some(x) => {
+            let digits = (2 - x.abs().log10().floor() as i32).max(0) as usize;
+            let s = format!("{x:.digits$}");
+            let s = if s.contains('.') {
+                s.trim_end_matches('0').trim_end_matches('.')
+            } else {
+                &s
+            };
+            s.to_string()
+        }
+    }
+}
+
+/// A point with its 95% confidence interval, for people: `14.3 (95% CI 12.8-15.6)`; the
+/// point alone when there is no interval.
+pub fn with_ci(x: Option<f64>, ci: Option<[f64; 2]>) -> String {
+    match (x, ci) {
+        (Some(x), Some([a, b])) => format!(
+            "{} (95% CI {}-{})",
+            sig3(Some(x)),
+            sig3(Some(a)),
+            sig3(Some(b))
+        ),
+        _ => short(x),
+    }
+}
+
+/// One line per variant whose adaptive search did not pin its tipping point to the
+/// tolerance, saying why (`tipping.json`'s `tolerance_note`).
+pub fn precision_notes(r: &SweepReport) -> Vec<String> {
+    r.variants
+        .iter()
+        .filter(|v| v.tolerance_met == Some(false))
+        .filter_map(|v| {
+            v.tolerance_note
+                .as_ref()
+                .map(|n| format!("{}: tolerance not met: {n}", v.variant))
+        })
+        .collect()
+}
+
 /// The headroom table as rows of cells: a header, then one row per variant; a sixth
 /// column, the mean time to spontaneous collapse at the operating point, when the sweep
 /// estimated it.
@@ -40,8 +87,8 @@ pub fn headroom_rows(r: &SweepReport) -> Vec<Vec<String>> {
         let mut row = vec![
             name,
             short(Some(v.operating_point)),
-            short(v.tipping_point),
-            short(v.overload_point),
+            with_ci(v.tipping_point, v.tipping_ci95),
+            with_ci(v.overload_point, v.overload_ci95),
             v.headroom_cell(),
         ];
         if mttc {
@@ -119,6 +166,10 @@ pub fn headroom_table(r: &SweepReport) -> String {
         out.push_str(&note);
         out.push('\n');
     }
+    for note in precision_notes(r) {
+        out.push_str(&note);
+        out.push('\n');
+    }
     out
 }
 
@@ -142,4 +193,30 @@ pub fn phase_table(r: &SweepReport) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_for_people_carry_three_significant_figures() {
+        let cases = [
+            (0.96237, "0.962"),
+            (14.286, "14.3"),
+            (1234.5, "1234"),
+            (0.5, "0.5"),
+            (1.0, "1"),
+            (0.000123456, "0.000123"),
+            (-2.345, "-2.35"),
+        ];
+        for (x, s) in cases {
+            assert_eq!(sig3(Some(x)), s, "{x}");
+        }
+        assert_eq!(
+            with_ci(Some(14.286), Some([12.84, 15.62])),
+            "14.3 (95% CI 12.8-15.6)"
+        );
+        assert_eq!(with_ci(Some(14.286), None), "14.286");
+    }
 }

@@ -2,9 +2,9 @@
 //! (or `brink all`) in the output folder when there is one, else a quick sweep (two seeds,
 //! the adaptive search, one thread) run in the background when the server starts.
 
-use crate::experiment::plan::Kind;
 use crate::experiment::sweep::{Sweep, Variants};
 use crate::scenario::{Loader, Override};
+use crate::stats::plan::Kind;
 use std::path::Path;
 
 /// `tipping.json` of the scenario under `out`, if it is there and reads as JSON.

@@ -7,6 +7,7 @@ mod balancing;
 mod budgets;
 mod collapse_time;
 mod common;
+mod confidence;
 mod determinism;
 mod fire;
 mod grab;

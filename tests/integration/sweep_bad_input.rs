@@ -102,12 +102,12 @@ fn an_integer_key_is_swept_in_whole_numbers() {
         .run();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let csv = std::fs::read_to_string(dir.path().join("good/tipping.csv")).unwrap();
-    let values: Vec<&str> = csv
+    let mut values: Vec<&str> = csv
         .lines()
         .skip(1)
-        .step_by(2)
         .map(|l| l.split(',').nth(1).unwrap())
         .collect();
+    values.dedup();
     assert_eq!(values, ["1", "2", "3", "4"]);
 }
 

@@ -161,6 +161,11 @@ impl Method {
     }
 }
 
+/// The most seeds per probe of an adaptive search when the file does not say
+/// (`tipping.seeds`): enough for the sequential test to decide a probe whose collapse
+/// probability is 0.3 or 0.7 nine times in ten.
+pub const DEFAULT_ADAPTIVE_SEEDS: u32 = 40;
+
 /// The default tolerance of the adaptive search, as a share of the operating point.
 pub const DEFAULT_TOLERANCE: f64 = 0.02;
 
@@ -180,6 +185,8 @@ pub struct Tipping {
     pub measure_name: String,
     pub health: Health,
     pub seeds: u32,
+    /// True when the file does not set `seeds` (a phase map, a grid, then runs one).
+    pub seeds_default: bool,
     /// The run length of sweep runs, if it differs from the scenario's `duration`.
     pub duration_ns: Option<SimTime>,
     /// Where measuring starts: the end of the last trigger event plus `settle`.

@@ -12,7 +12,8 @@ use crate::scenario::raw::RawScenario;
 use crate::scenario::spec::Config;
 use crate::scenario::spec::hysteresis::{DEFAULT_STEPS, Hysteresis, MAX_RUN_NS, MAX_STEPS};
 use crate::scenario::spec::sweep::{
-    Axis, AxisUnit, Health, MAX_RUNS, Measure, Method, Phase, Tipping, spaced,
+    Axis, AxisUnit, DEFAULT_ADAPTIVE_SEEDS, Health, MAX_RUNS, Measure, Method, Phase, Tipping,
+    spaced,
 };
 use toml::{Table, Value};
 
@@ -36,8 +37,12 @@ pub fn tipping(
     let points = t.points.unwrap_or(11);
     let mut axis = read_axis("tipping", &t.vary, &t.from, &t.to, points, table)?;
     labels("tipping", &t.label, &t.unit, &mut axis)?;
+    // The most seeds per probe of an adaptive search (its sequential test adds them only
+    // where a probe is uncertain); one per point of a grid.
+    let grid = t.method.as_deref() == Some("grid");
     let seeds = match t.seeds {
-        None => 1,
+        None if grid => 1,
+        None => DEFAULT_ADAPTIVE_SEEDS,
         Some(s) if (1..=MAX_RUNS as i64).contains(&s) => s as u32,
         Some(s) => {
             return bad(
@@ -152,6 +157,7 @@ pub fn tipping(
         }
     };
     let tipping = Tipping {
+        seeds_default: t.seeds.is_none(),
         method,
         tolerance,
         axis,
