@@ -10,11 +10,12 @@
 //!    (the tipping point), and the first where the baseline's turns to failed (the
 //!    overload point), are bisected until they are narrower than the tolerance (at most
 //!    [`MAX_BISECTIONS`] probes each), each probe deciding its own branch.
-//! 3. Focus: while the 95% confidence interval of the crossing (profile likelihood of
-//!    the logistic fit to every run of the branch, [`crate::stats::logistic`]) is wider
-//!    than twice the tolerance, another probe goes where the fit puts the crossing (at
+//! 3. Focus (the tipping point only): while the 95% confidence interval of the crossing
+//!    (profile likelihood of the log-logistic fit to every triggered run,
+//!    [`crate::stats::logistic`]) is wider than twice the tolerance, another probe of a
+//!    fixed [`FOCUS_SEEDS`] seeds goes where the interval's estimate puts the crossing (at
 //!    most [`FOCUS_PROBES`]); a sweep that spends them first says so (`tolerance_met`).
-//!    Both branches refine side by side.
+//!    The two refinements run side by side; every probe runs both branches.
 //!
 //! Every probe has seeds of its own (probe `j` runs seeds `j x seeds` to `j x seeds +
 //! seeds - 1`; the grid's probes first, then the two refinements' alternately), so the
@@ -32,7 +33,7 @@ use crate::stats::sequential::{Decision, decide};
 use rayon::prelude::*;
 
 /// The most probes the focus step adds per branch.
-pub const FOCUS_PROBES: u32 = 8;
+pub const FOCUS_PROBES: u32 = 6;
 
 /// The seeds of a focus probe (fewer when `seeds` is smaller).
 pub const FOCUS_SEEDS: u32 = 10;
@@ -62,6 +63,13 @@ struct Probe {
 }
 
 impl Probe {
+    fn keep(&mut self, r: Run) {
+        match r.branch {
+            Branch::Baseline => self.baseline.push(r),
+            Branch::Triggered => self.triggered.push(r),
+        }
+    }
+
     fn runs(&self, b: Branch) -> &[Run] {
         match b {
             Branch::Baseline => &self.baseline,
@@ -89,12 +97,7 @@ impl Search<'_> {
             .into_iter()
             .chain(a?)
             .chain(b?)
-            .flat_map(|p| {
-                p.baseline
-                    .into_iter()
-                    .zip(p.triggered)
-                    .flat_map(|(b, t)| [b, t])
-            })
+            .flat_map(|p| p.baseline.into_iter().chain(p.triggered))
             .collect();
         runs.sort_by(|a, b| {
             a.value[0]
@@ -133,14 +136,29 @@ impl Search<'_> {
             baseline: Vec::new(),
             triggered: Vec::new(),
         };
+        let seed = |k: u32| u32::try_from(block * self.seeds as u64 + k as u64).unwrap_or(u32::MAX);
+        // Both branches at every probe, so that every value's cell has both (the regions
+        // and the picture read both); `branch` is the one the test decides.
+        let both = [Branch::Baseline, Branch::Triggered];
+        if !sequential {
+            // A fixed batch: every seed at once.
+            let jobs: Vec<(u32, Branch)> =
+                (0..self.seeds).flat_map(|k| both.map(|b| (k, b))).collect();
+            let runs: Vec<Run> = jobs
+                .par_iter()
+                .with_max_len(1)
+                .map(|&(k, b)| run(value, seed(k), b))
+                .collect::<Result<_, _>>()?;
+            runs.into_iter().for_each(|r| p.keep(r));
+            return Ok(p);
+        }
         for k in 0..self.seeds {
-            let seed = u32::try_from(block * self.seeds as u64 + k as u64).unwrap_or(u32::MAX);
             let (b, t) = rayon::join(
-                || run(value, seed, Branch::Baseline),
-                || run(value, seed, Branch::Triggered),
+                || run(value, seed(k), Branch::Baseline),
+                || run(value, seed(k), Branch::Triggered),
             );
-            p.baseline.push(b?);
-            p.triggered.push(t?);
+            p.keep(b?);
+            p.keep(t?);
             let decided = |b: Branch| {
                 let (f, n) = self.failed(p.runs(b));
                 decide(f, n - f) != Decision::Undecided
@@ -149,7 +167,7 @@ impl Search<'_> {
                 None => decided(Branch::Baseline) && decided(Branch::Triggered),
                 Some(b) => decided(b),
             };
-            if sequential && done {
+            if done {
                 break;
             }
         }
@@ -206,6 +224,11 @@ impl Search<'_> {
             } else {
                 lo = mid;
             }
+        }
+        // The focus step is the tipping point's (the headroom's); the overload point keeps
+        // its bisected bracket and the interval its runs give.
+        if branch == Branch::Baseline {
+            return Ok(new);
         }
         let (bottom, top) = (self.grid[0], self.grid[self.grid.len() - 1]);
         let floor = scale_floor(self.tolerance, top - bottom);
