@@ -15,9 +15,9 @@
 
 use super::plan::Trace;
 use crate::engine::time::{SimTime, ns_to_secs};
-use crate::report::verdict::{Tally, Verdict, classify, window_rows};
+use crate::report::verdict::{Tally, Verdict, classify, shortest_deadline_s, window_rows};
 use crate::scenario::sweep::{Health, Measure, Tipping};
-use crate::scenario::{self, Column};
+use crate::scenario::{self, Column, Config};
 
 /// Reads a sweep's measure off a run's time-series rows.
 #[derive(Debug, Clone)]
@@ -136,11 +136,21 @@ impl Gauge {
     }
 
     /// The verdict on the window, with its cause ([`crate::report::verdict`]): the rows of
-    /// these `columns` ending at `to`; none when the window holds no value.
-    pub fn verdict(&self, columns: &[Column], rows: &[Vec<f64>], to: SimTime) -> Option<Verdict> {
+    /// a run of `cfg` with these `columns`, ending at `to`; none when the window holds no
+    /// value.
+    pub fn verdict(
+        &self,
+        cfg: &Config,
+        columns: &[Column],
+        rows: &[Vec<f64>],
+        to: SimTime,
+    ) -> Option<Verdict> {
         let healthy = self.health.is_healthy(Some(self.measure(rows, to)?));
         let window = (self.window_start, self.end, to);
-        let tally = Tally::of_rows(columns, rows, window, self.class.as_deref());
+        let tally = Tally {
+            deadline_s: shortest_deadline_s(cfg),
+            ..Tally::of_rows(columns, rows, window, self.class.as_deref())
+        };
         Some(classify(&tally, healthy))
     }
 

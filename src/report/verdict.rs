@@ -14,16 +14,17 @@
 //! - some load refused (at the rate limit, by load shedding, or at a full queue: the
 //!   largest share names the cause), at most [`SERVED_LOSS`] of the offered requests lost
 //!   otherwise (failures beyond what the refusals explain), and the busiest pool not stuck
-//!   (saturated with a queue while less than half of what was admitted succeeds):
+//!   (its queue full of expired work while less than half of what was admitted succeeds):
 //!   [`Verdict::Degraded`], with the refused share;
 //! - otherwise [`Verdict::Stuck`], with the failed share and its cause: the queue full of
-//!   expired work (the busiest pool saturated with a queue, or work dropped because its
-//!   caller had gone), timed out (saturated, no queue), failed (errors: the pools had room),
-//!   or slow (nothing failed; the measure is a latency or the like).
+//!   expired work (the busiest pool's queue holds work longer than the shortest deadline
+//!   of its callers, by Little's law: mean wait = queue length / arrival rate; or work
+//!   dropped because its caller had gone), timed out (saturated, the queue shorter than
+//!   that), failed (errors: the pools had room), or slow (nothing failed; the measure is a
+//!   latency or the like).
 
-use crate::engine::time::SimTime;
-use crate::engine::time::secs_to_ns;
-use crate::scenario::{Column, Measure, Owner};
+use crate::engine::time::{SimTime, ns_to_secs, secs_to_ns};
+use crate::scenario::{Column, Config, Measure, Owner};
 use std::fmt;
 
 /// A pool at least this busy (busy workers over capacity) counts as saturated.
@@ -47,8 +48,8 @@ pub enum Refusal {
 /// Why admitted work was lost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fault {
-    /// Timed out with the pool saturated and its queue full of work whose callers have
-    /// given up (or dropped for that reason).
+    /// Timed out with the pool's queue full of work whose callers have given up (it waits
+    /// longer than their deadline), or dropped for that reason.
     ExpiredWork,
     /// Timed out with the pool saturated.
     TimedOut,
@@ -168,10 +169,13 @@ pub struct Tally {
     /// Of those, dropped from the queue because their caller had gone (0 where the rows do
     /// not say).
     pub expired: f64,
-    /// The busiest pool's mean utilisation.
+    /// The busiest pool's mean utilisation (of its primaries, when that is higher).
     pub utilization: f64,
     /// The busiest pool's time-average queue length.
     pub queue_len: f64,
+    /// The shortest deadline (attempt or query timeout) of any caller, seconds; none
+    /// without one.
+    pub deadline_s: Option<f64>,
 }
 
 /// The verdict on a stretch that is `healthy` or not by the scenario's rule, with the
@@ -201,8 +205,11 @@ pub fn classify(t: &Tally, healthy: bool) -> Verdict {
     // the failures the refusals explain.
     let unexplained = (t.failed - t.failed.min(t.shed + t.queue_full)).max(0.0);
     let saturated = t.utilization >= SATURATED;
-    let backlog = saturated && t.queue_len >= 1.0;
-    let wasted = backlog && t.goodput < 0.5 * (t.offered - t.rate_limited);
+    // By Little's law the queue holds work for queue length / arrival rate: past the
+    // callers' deadline, what it serves has been given up on.
+    let waits = |d: f64| t.queue_len >= 1.0 && t.queue_len >= d * (t.queries - t.shed);
+    let expired = t.deadline_s.is_some_and(waits) || of(t.expired, t.queries) >= NOTICEABLE;
+    let wasted = expired && t.goodput < 0.5 * (t.offered - t.rate_limited);
     if refused >= NOTICEABLE && of(unexplained, t.offered) <= SERVED_LOSS && !wasted {
         return Verdict::Degraded {
             cause,
@@ -210,7 +217,7 @@ pub fn classify(t: &Tally, healthy: bool) -> Verdict {
         };
     }
     let share = of(t.failed, t.offered);
-    let cause = if backlog || of(t.expired, t.queries) >= NOTICEABLE {
+    let cause = if expired {
         Fault::ExpiredWork
     } else if saturated {
         Fault::TimedOut
@@ -250,8 +257,8 @@ impl Tally {
         class: Option<&str>,
     ) -> Tally {
         let mut t = Tally::default();
-        // Per pool: (utilisation, queue, queries, shed) sums, and the weight.
-        let mut pools: Vec<[f64; 4]> = Vec::new();
+        // Per pool: (utilisation, queue, queries, shed, primaries' utilisation) sums.
+        let mut pools: Vec<[f64; 5]> = Vec::new();
         let mut weight = 0.0;
         let prefix = class.map(|n| format!("{n}."));
         let counted = |c: &Column| prefix.as_ref().is_none_or(|p| c.name.starts_with(p));
@@ -269,13 +276,14 @@ impl Tally {
                     },
                     Owner::Pool(p) => {
                         if pools.len() <= p {
-                            pools.resize(p + 1, [0.0; 4]);
+                            pools.resize(p + 1, [0.0; 5]);
                         }
                         let slot = match c.measure {
                             Measure::Utilization => 0,
                             Measure::QueueLen => 1,
                             Measure::QueriesPerS => 2,
                             Measure::ShedPerS => 3,
+                            Measure::PrimaryUtilization => 4,
                             _ => continue,
                         };
                         pools[p][slot] += x;
@@ -287,10 +295,11 @@ impl Tally {
         if weight <= 0.0 {
             return t;
         }
+        let busy = |p: &[f64; 5]| p[0].max(p[4]);
         let busiest = pools
             .iter()
-            .fold(None::<&[f64; 4]>, |a, p| match a {
-                Some(a) if a[0] >= p[0] => Some(a),
+            .fold(None::<&[f64; 5]>, |a, p| match a {
+                Some(a) if busy(a) >= busy(p) => Some(a),
                 _ => Some(p),
             })
             .copied()
@@ -303,9 +312,24 @@ impl Tally {
         ] {
             *x /= weight;
         }
-        [t.utilization, t.queue_len, t.queries, t.shed] = busiest.map(|x| x / weight);
+        let [util, queue, queries, shed, primaries] = busiest.map(|x| x / weight);
+        (t.utilization, t.queue_len, t.queries, t.shed) =
+            (util.max(primaries), queue, queries, shed);
         t
     }
+}
+
+/// The shortest deadline of any caller in `cfg` (a class's attempt timeout or a step's
+/// query timeout), seconds; none without one.
+pub fn shortest_deadline_s(cfg: &Config) -> Option<f64> {
+    cfg.classes
+        .iter()
+        .flat_map(|c| {
+            std::iter::once(c.timeout_ns).chain(c.steps.iter().map(|s| s.query.timeout_ns))
+        })
+        .filter(|&ns| ns != SimTime::MAX)
+        .min()
+        .map(ns_to_secs)
 }
 
 #[cfg(test)]
@@ -323,6 +347,7 @@ mod tests {
             queries: 100.0 - limited,
             utilization: util,
             queue_len: queue,
+            deadline_s: Some(1.0),
             ..Tally::default()
         }
     }
@@ -371,10 +396,10 @@ mod tests {
         assert_eq!(v.cause(), Some("queue_full"));
     }
 
-    /// A retry storm: the pool busy, its queue long, little served: stuck, not degraded,
-    /// even with a rate limit refusing some.
+    /// A retry storm: the pool busy, its queue holding 10 s of work against a 1 s
+    /// deadline, little served: stuck, not degraded, even with a rate limit refusing some.
     #[test]
-    fn a_saturated_pool_with_a_queue_and_little_served_is_stuck_on_expired_work() {
+    fn a_queue_that_outwaits_the_deadline_is_stuck_on_expired_work() {
         let v = classify(&tally(1.0, 900.0, 8.0, 82.0, 10.0), false);
         assert_eq!(
             v,
@@ -387,6 +412,16 @@ mod tests {
             v.to_string(),
             "stuck: 82% timed out, queue full of expired work"
         );
+        // The same queue against a 20 s deadline has not expired: the pool just times out.
+        let patient = Tally {
+            deadline_s: Some(20.0),
+            ..tally(1.0, 900.0, 8.0, 82.0, 10.0)
+        };
+        assert_eq!(classify(&patient, false).cause(), Some("timed_out"));
+        // A long queue at a pool that looks idle on average (one hot shard) still outwaits
+        // the deadline.
+        let hot = tally(0.3, 900.0, 8.0, 82.0, 10.0);
+        assert_eq!(classify(&hot, false).cause(), Some("expired_work"));
         // Work dropped because its caller had gone says the same without a queue.
         let dropped = Tally {
             expired: 40.0,

@@ -503,7 +503,10 @@ impl Driver {
         let Ok(g) = Gauge::of(m, *h, &self.columns, to.saturating_sub(span), to) else {
             return (None, None);
         };
-        (g.measure(rows, to), g.verdict(&self.columns, rows, to))
+        (
+            g.measure(rows, to),
+            g.verdict(&self.current.config, &self.columns, rows, to),
+        )
     }
 }
 

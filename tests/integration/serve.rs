@@ -467,7 +467,7 @@ fn a_bad_duration_is_refused_before_serving() {
 
 /// A service at 40% utilisation whose rate limit refuses 43% of its load (issue 21, item
 /// 4): unhealthy by its goodput ratio, but by the design's own choice.
-const RATE_LIMITED: &str = r#"
+pub const RATE_LIMITED: &str = r#"
 title = "Rate limited: refuses 43% at the front door, serves the rest in time"
 duration = "5m"
 seed = 1
