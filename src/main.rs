@@ -252,7 +252,14 @@ fn print_text(text: &[u8]) -> std::io::Result<()> {
 /// `--seed`) and the folder its files go to.
 fn scenario_and_dir(a: RunArgs) -> anyhow::Result<(Scenario, PathBuf)> {
     let loader = Loader::resolve(&a.file)?;
-    let sc = loader.load_run(a.variant.as_deref(), &overrides(&a.sets, a.seed)?)?;
+    let sets = overrides(&a.sets, a.seed)?;
+    let mut sc = loader.load_run(a.variant.as_deref(), &sets)?;
+    // The tipping section gives the run's verdict, where it holds with these overrides
+    // (a run does not need it: one that moves the trigger out of its window still runs).
+    sc.tipping = loader
+        .load(a.variant.as_deref(), &sets)
+        .ok()
+        .and_then(|full| full.tipping);
     // The seed without `--seed` (the scenario's own): `--seed` with it is no override.
     let own = match a.seed {
         Some(_) => {

@@ -16,5 +16,6 @@ pub mod sweep;
 pub mod sweep_plot;
 pub mod sweep_table;
 pub mod timeline;
+pub mod verdict;
 
 pub use files::{write_atomic, write_new_atomic};

@@ -94,6 +94,13 @@ impl Observer for Console {
             w.events as f64 / w.wall_s.max(1e-9),
             w.dir.display()
         );
+        if let Some(v) = &w.verdict {
+            let name = match &w.variant {
+                Some(variant) => format!("{} ({variant})", w.scenario),
+                None => w.scenario.clone(),
+            };
+            eprintln!("{name}: after the trigger: {v}");
+        }
     }
 
     fn sweep_started(&self, plan: &Plan, runs: usize) {

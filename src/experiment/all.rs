@@ -154,17 +154,20 @@ pub fn run_all(
     let done = done.into_iter().collect::<Result<Vec<_>, _>>()?;
     // Report in file order: each scenario's runs, then its sweeps.
     let mut reports = Vec::new();
-    for d in &done {
-        if let Done::Run(w) = d {
-            obs.run_written(w);
+    let (mut ran, mut swept) = (Vec::new(), Vec::new());
+    for d in done {
+        match d {
+            Done::Run(w) => ran.push(w),
+            Done::Sweep(w) => swept.push(w),
         }
     }
-    for d in done {
-        if let Done::Sweep(w) = d {
-            obs.sweep_written(&w);
-            if w.kind == Kind::Tipping {
-                reports.push((w.scenario.clone(), w.outcome.into_report()));
-            }
+    for w in &ran {
+        obs.run_written(w);
+    }
+    for w in swept {
+        obs.sweep_written(&w);
+        if w.kind == Kind::Tipping {
+            reports.push((w.scenario.clone(), w.outcome.into_report()));
         }
     }
     let mut sections = Vec::new();
@@ -176,7 +179,7 @@ pub fn run_all(
             .and_then(|(_, r)| r.take());
         let runs = std::iter::once(sc)
             .chain(&t.variants)
-            .map(run_view)
+            .map(|sc| run_view(sc, &ran))
             .collect();
         let files = |sweep: &Option<Sweep>, kind: Kind| match sweep {
             Some(_) => sweep::sweep_files(kind),
@@ -205,11 +208,16 @@ pub fn run_all(
     Ok(path)
 }
 
-/// What the page shows of one run: its folder relative to the page, its files, and for a
-/// variant its name and description.
-fn run_view(sc: &Scenario) -> RunView {
+/// What the page shows of one run: its folder relative to the page, its files, its
+/// verdict (from the runs written, `ran`), and for a variant its name and description.
+fn run_view(sc: &Scenario, ran: &[RunWritten]) -> RunView {
     let dir = run::output_dir(Path::new(""), sc);
+    let verdict = ran
+        .iter()
+        .find(|w| w.scenario == sc.name && w.variant == sc.variant)
+        .and_then(|w| w.verdict);
     RunView {
+        verdict: verdict.map(|v| v.to_string()),
         variant: sc.variant.clone(),
         description: sc
             .variants

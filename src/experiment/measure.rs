@@ -13,15 +13,18 @@
 //! the class it would have had at the end. Collapsed runs, whose storms are the costly
 //! ones, settle a fifth of the way into their window.
 
-use crate::engine::time::{SimTime, ns_to_secs, secs_to_ns};
+use crate::engine::time::{SimTime, ns_to_secs};
+use crate::report::verdict::{Tally, Verdict, classify, shortest_deadline_s, window_rows};
 use crate::scenario::sweep::{Health, Measure, Tipping};
-use crate::scenario::{self, Column};
+use crate::scenario::{self, Column, Config};
 use crate::stats::plan::Trace;
 
 /// Reads a sweep's measure off a run's time-series rows.
 #[derive(Debug, Clone)]
 pub struct Gauge {
     kind: Kind,
+    /// The class a goodput ratio measures, whose requests a verdict tallies.
+    class: Option<String>,
     health: Health,
     window_start: SimTime,
     /// The run length.
@@ -61,6 +64,10 @@ impl Gauge {
                 )
             })
         };
+        let class = match measure {
+            Measure::GoodputRatio { class } => Some(class.clone()),
+            Measure::Column(_) => None,
+        };
         let kind = match measure {
             Measure::GoodputRatio { class } => {
                 let col = |m: scenario::Measure| at(&format!("{class}.{}", m.suffix()));
@@ -80,6 +87,7 @@ impl Gauge {
         };
         Ok(Self {
             kind,
+            class,
             health,
             window_start: start,
             end,
@@ -113,13 +121,7 @@ impl Gauge {
     /// at `to`.
     fn sums(&self, rows: &[Vec<f64>], to: SimTime) -> (f64, f64) {
         let mut acc = (0.0, 0.0);
-        for (k, row) in rows.iter().enumerate() {
-            let start = secs_to_ns(row[0]);
-            let next = rows.get(k + 1).map_or(to, |r| secs_to_ns(r[0]));
-            if start < self.window_start || next > self.end {
-                continue;
-            }
-            let w = next.saturating_sub(start) as f64;
+        for (row, w) in window_rows(rows, self.window_start, self.end, to) {
             if let Some(x) = self.value(row).filter(|_| w > 0.0) {
                 acc = (acc.0 + x * w, acc.1 + w);
             }
@@ -131,6 +133,25 @@ impl Gauge {
     pub fn measure(&self, rows: &[Vec<f64>], to: SimTime) -> Option<f64> {
         let (s, n) = self.sums(rows, to);
         (n > 0.0).then(|| s / n)
+    }
+
+    /// The verdict on the window, with its cause ([`crate::report::verdict`]): the rows of
+    /// a run of `cfg` with these `columns`, ending at `to`; none when the window holds no
+    /// value.
+    pub fn verdict(
+        &self,
+        cfg: &Config,
+        columns: &[Column],
+        rows: &[Vec<f64>],
+        to: SimTime,
+    ) -> Option<Verdict> {
+        let healthy = self.health.is_healthy(Some(self.measure(rows, to)?));
+        let window = (self.window_start, self.end, to);
+        let tally = Tally {
+            deadline_s: shortest_deadline_s(cfg),
+            ..Tally::of_rows(columns, rows, window, self.class.as_deref())
+        };
+        Some(classify(&tally, healthy))
     }
 
     /// True when the run, its rows ending at `now`, can no longer change class: every way

@@ -4,6 +4,7 @@
 
 use super::sweep::Shard;
 use crate::report::sweep::SweepReport;
+use crate::report::verdict::Verdict;
 use crate::scenario::Scenario;
 use crate::stats::plan::{Kind, Plan};
 use std::path::PathBuf;
@@ -14,6 +15,8 @@ use std::sync::atomic::AtomicU64;
 #[derive(Debug, Clone)]
 pub struct RunWritten {
     pub scenario: String,
+    /// The variant run, if any.
+    pub variant: Option<String>,
     /// The folder holding `summary.json`, `timeseries.csv` and the timeline.
     pub dir: PathBuf,
     /// Events the simulation processed.
@@ -22,6 +25,10 @@ pub struct RunWritten {
     pub completed: u64,
     /// Wall-clock seconds of the simulation itself.
     pub wall_s: f64,
+    /// The verdict on the run's measuring window (from the end of its tipping trigger plus
+    /// `settle` to the end, by the sweep's measure), with its cause: none without a
+    /// `[tipping]` section or a window inside the run.
+    pub verdict: Option<Verdict>,
 }
 
 /// A sweep, or one shard of it, whose files are written.

@@ -2,12 +2,14 @@
 //! `timeline.png/.svg` (and `timeline-zoom.png/.svg` when the scenario asks for a window),
 //! and `run.provenance.json`.
 
+use super::measure::Gauge;
 use super::observe::{Observer, RunWritten};
 use super::{Error, Outputs};
 use crate::export;
 use crate::model::{self, RunResult, Simulation};
 use crate::report::queueing::Mmc;
 use crate::report::timeline;
+use crate::report::verdict::Verdict;
 use crate::scenario::{Provenance, Scenario};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -40,6 +42,7 @@ pub fn run_and_write(sc: &Scenario, dir: &Path, obs: &dyn Observer) -> Result<Ru
     write_outputs(dir, &sc.provenance, &result, Mmc::of(sc).as_ref())?;
     let written = RunWritten {
         scenario: sc.name.clone(),
+        variant: sc.variant.clone(),
         dir: dir.to_path_buf(),
         events: result.summary.events,
         completed: result
@@ -49,9 +52,20 @@ pub fn run_and_write(sc: &Scenario, dir: &Path, obs: &dyn Observer) -> Result<Ru
             .map(|c| c.succeeded + c.failed)
             .sum(),
         wall_s: result.wall_s,
+        verdict: verdict(sc, &result),
     };
     obs.run_written(&written);
     Ok(written)
+}
+
+/// The verdict on a run's measuring window by its scenario's tipping measure, if it has
+/// one: the window a sweep measures (from the end of the trigger plus `settle`) to the
+/// end of this run.
+pub fn verdict(sc: &Scenario, result: &RunResult) -> Option<Verdict> {
+    let t = sc.tipping.as_ref()?;
+    let columns = &result.series.columns;
+    let gauge = Gauge::new(t, columns, sc.duration).ok()?;
+    gauge.verdict(&sc.config, columns, &result.series.rows, sc.duration)
 }
 
 /// The files of a run that has a zoom window; a run without one removes a previous run's.

@@ -50,6 +50,10 @@ pub struct RunView {
     pub dir: String,
     /// The files in it, by name.
     pub files: Vec<String>,
+    /// The verdict on its measuring window, with its cause, for people
+    /// ([`crate::report::verdict`]: `stuck: 62% timed out, queue full of expired work`);
+    /// none without a tipping measure.
+    pub verdict: Option<String>,
 }
 
 fn esc(s: &str) -> String {
@@ -219,6 +223,9 @@ fn run_view(out: &mut String, name: &str, run: &RunView) {
         None => name.to_string(),
     };
     picture(out, &run.dir, "timeline", &format!("timeline of {what}"));
+    if let Some(v) = &run.verdict {
+        let _ = writeln!(out, "<p>After the trigger: <b>{}</b></p>", esc(v));
+    }
     if run.files.iter().any(|f| f == "timeline-zoom.png") {
         out.push_str("<p>Zoomed in on the window the scenario picks:</p>\n");
         picture(
@@ -250,7 +257,7 @@ fn table(out: &mut String, rows: &[Vec<String>], text_cols: &[usize]) {
 }
 
 /// The table across scenarios: operating point, tipping point, headroom and verdict of
-/// each base design.
+/// each base design (the sweep's, then its run's with the cause).
 fn overview(out: &mut String, sections: &[Section]) {
     let mut rows = vec![
         [
@@ -275,7 +282,10 @@ fn overview(out: &mut String, sections: &[Section]) {
                 ),
                 esc(&with_unit(b.tipping_point, r)),
                 esc(&b.headroom_cell()),
-                esc(&verdict(r)),
+                esc(&match s.runs.first().and_then(|run| run.verdict.as_ref()) {
+                    Some(v) => format!("{}; its run after the trigger: {v}", verdict(r)),
+                    None => verdict(r),
+                }),
             ],
             None => vec![
                 link,

@@ -16,7 +16,7 @@ use std::path::Path;
 use style::stroke;
 
 pub use super::figure::ensure_font;
-pub use axis::{fmt_time, shade, tick_label, time_unit, y_labels, y_top};
+pub use axis::{fmt_time, shade, sig3, tick_label, time_unit, y_labels, y_top};
 pub use panels::{Panel, default_panels, ratio_title};
 pub use style::{Dash, Line, PALETTE};
 

@@ -21,6 +21,7 @@ use crate::engine::time::{SimTime, ns_to_secs};
 use crate::experiment::measure::Gauge;
 use crate::model::metrics::Marker;
 use crate::model::{SimError, Simulation};
+use crate::report::verdict::Verdict;
 use crate::scenario::{Loader, Scenario, ScenarioError};
 use serde::Serialize;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
@@ -93,6 +94,16 @@ pub struct Live {
     /// The health measure over the last minute (or last 6 windows) and its verdict.
     pub measure: Option<f64>,
     pub healthy: Option<bool>,
+    /// The verdict over the same rows, with its cause ([`crate::report::verdict`]):
+    /// `healthy`, `degraded` (load refused by choice, the rest served in time) or `stuck`.
+    pub verdict: Option<&'static str>,
+    /// Why, when not healthy: `rate_limit`, `shed`, `queue_full` (degraded);
+    /// `expired_work`, `timed_out`, `failed`, `slow` (stuck).
+    pub cause: Option<&'static str>,
+    /// The share of the offered load refused (degraded) or failed (stuck).
+    pub share: Option<f64>,
+    /// The verdict for people: `degraded: shedding 43% at the rate limit`.
+    pub verdict_text: Option<String>,
     /// The actions so far, in order.
     pub log: Vec<Action>,
     pub error: Option<String>,
@@ -136,6 +147,10 @@ impl Live {
             updates_per_s: 0.0,
             measure: None,
             healthy: None,
+            verdict: None,
+            cause: None,
+            share: None,
+            verdict_text: None,
             log: vec![],
             error: None,
             rows: vec![],
@@ -435,7 +450,7 @@ impl Driver {
     fn publish(&self, sim: &Simulation, error: Option<String>, rates: (f64, f64)) {
         let rows = sim.rows();
         let now = sim.now_ns();
-        let (measure, healthy) = self.health(rows);
+        let (measure, verdict) = self.health(rows);
         let Ok(mut live) = self.shared.lock() else {
             return;
         };
@@ -463,15 +478,19 @@ impl Driver {
         live.speed = self.speed;
         (live.achieved_speed, live.updates_per_s) = rates;
         live.measure = measure;
-        live.healthy = healthy;
+        live.healthy = verdict.map(|v| v == Verdict::Healthy);
+        live.verdict = verdict.map(|v| v.word());
+        live.cause = verdict.and_then(|v| v.cause());
+        live.share = verdict.and_then(|v| v.share());
+        live.verdict_text = verdict.map(|v| v.to_string());
         if live.log.len() != self.actions.len() {
             live.log = self.actions.clone();
         }
         live.error = error;
     }
 
-    /// The tipping sweep's measure over the recent rows, and its verdict.
-    fn health(&self, rows: &[Vec<f64>]) -> (Option<f64>, Option<bool>) {
+    /// The tipping sweep's measure over the recent rows, and the verdict on them.
+    fn health(&self, rows: &[Vec<f64>]) -> (Option<f64>, Option<Verdict>) {
         let Some((m, h)) = &self.gauge else {
             return (None, None);
         };
@@ -484,8 +503,10 @@ impl Driver {
         let Ok(g) = Gauge::of(m, *h, &self.columns, to.saturating_sub(span), to) else {
             return (None, None);
         };
-        let x = g.measure(rows, to);
-        (x, x.map(|_| h.is_healthy(x)))
+        (
+            g.measure(rows, to),
+            g.verdict(&self.current.config, &self.columns, rows, to),
+        )
     }
 }
 

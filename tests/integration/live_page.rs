@@ -214,6 +214,13 @@ fn the_live_page_in_a_real_browser() {
         st["healthy"], false,
         "still stuck long after the slowdown: {st}"
     );
+    // The badge names the cause, in the stuck colour (issue 21, item 4).
+    b.wait(
+        "the badge says why it is stuck",
+        "(() => { const v = document.getElementById('verdict'); \
+          return v.className === 'verdict stuck' && v.textContent.startsWith('stuck: ') \
+          && v.textContent.includes('timed out'); })()",
+    );
     b.wait(
         "the tipping picture",
         "!!window.brink.tipping && document.getElementById('tipnote').textContent.includes('Tipping point')",

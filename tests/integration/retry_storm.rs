@@ -45,3 +45,35 @@ fn cancel_expired_with_fifo_and_backoff_alone_do_not_recover() {
         assert!(g < 0.25 * 70.0, "{v}: goodput after the trigger {g}");
     }
 }
+
+/// `brink run` says the verdict on the sweep's measuring window with its cause: the storm
+/// is stuck on expired work, `lifo` recovers, and a design that refuses load at its rate
+/// limit is degraded, not stuck (issue 21, item 4).
+#[test]
+fn a_run_prints_its_verdict_with_the_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("limited.toml"), crate::serve::RATE_LIMITED).unwrap();
+    let said = |args: &[&str]| {
+        let o = brink(["run"]).args(args).arg("--out").arg(dir.path()).run();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let err = said(&["retry-storm"]);
+    assert!(
+        err.contains("retry-storm: after the trigger: stuck: ")
+            && err.contains("% timed out, queue full of expired work\n"),
+        "{err}"
+    );
+    let err = said(&["retry-storm", "--variant", "lifo"]);
+    assert!(
+        err.contains("retry-storm (lifo): after the trigger: healthy\n"),
+        "{err}"
+    );
+    let limited = dir.path().join("limited.toml");
+    let err = said(&[limited.to_str().unwrap()]);
+    assert!(
+        err.contains("after the trigger: degraded: shedding 4")
+            && err.contains("% at the rate limit\n"),
+        "{err}"
+    );
+}

@@ -464,3 +464,89 @@ fn a_bad_duration_is_refused_before_serving() {
         assert!(err.contains(says), "{arg}: {err}");
     }
 }
+
+/// A service at 40% utilisation whose rate limit refuses 43% of its load (issue 21, item
+/// 4): unhealthy by its goodput ratio, but by the design's own choice.
+pub const RATE_LIMITED: &str = r#"
+title = "Rate limited: refuses 43% at the front door, serves the rest in time"
+duration = "5m"
+seed = 1
+
+[metrics]
+step = "5s"
+
+[class.api]
+rate = 100
+timeout = "1s"
+rate_limit = { rate = 57, burst = 10 }
+steps = [{ query = "server" }]
+
+[pool.server]
+workers = 10
+service = { law = "exp", mean = "70ms" }   # 57/s admitted x 70 ms / 10 workers = 40%
+
+[event.blip]
+kind = "slowdown"
+pool = "server"
+at = "10s"
+for = "1s"
+factor = 1.5
+
+[tipping]
+vary = "class.api.rate"
+from = 50
+to = 200
+points = 4
+trigger = ["blip"]
+settle = "10s"
+measure = "goodput_ratio.api"
+healthy_above = 0.8
+"#;
+
+/// The state at the end of `file` served as fast as it goes for `duration`, after checking
+/// that it is unhealthy by its measure (the old field keeps its meaning) with this
+/// verdict and cause; returns (its share, its verdict for people).
+fn unhealthy_at_the_end(
+    file: &str,
+    duration: &str,
+    dir: &Path,
+    verdict: &str,
+    cause: &str,
+) -> (f64, String) {
+    let s = serve_fast(file, duration, dir);
+    let st = wait_for(&s.addr, "the end", |s| s["status"] == "finished");
+    assert_eq!(st["healthy"], false, "{file}: {st}");
+    assert_eq!(
+        (&st["verdict"], &st["cause"]),
+        (&verdict.into(), &cause.into()),
+        "{file}: {st}"
+    );
+    let share = st["share"].as_f64().unwrap_or(f64::NAN);
+    (share, st["verdict_text"].as_str().unwrap_or("").to_string())
+}
+
+/// The page's verdict names its cause: a design that refuses load at its rate limit and
+/// serves the rest in time is degraded (amber), not stuck; a retry storm after its trigger
+/// is stuck, and says why.
+#[test]
+fn the_verdict_names_its_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("limited.toml"), RATE_LIMITED).unwrap();
+    let (share, text) =
+        unhealthy_at_the_end("limited.toml", "5m", dir.path(), "degraded", "rate_limit");
+    assert!(
+        (0.38..0.48).contains(&share),
+        "about 43% refused: {share} {text}"
+    );
+    assert!(
+        text.starts_with("degraded: shedding 4") && text.ends_with("% at the rate limit"),
+        "{text}"
+    );
+    let (share, text) =
+        unhealthy_at_the_end("retry-storm", "30m", dir.path(), "stuck", "expired_work");
+    assert!(
+        text.ends_with("% timed out, queue full of expired work"),
+        "{text}"
+    );
+    assert!(share > 0.5, "most requests fail: {share} {text}");
+}

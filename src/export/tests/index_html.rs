@@ -5,6 +5,10 @@ use super::*;
 #[test]
 fn index_html_golden() {
     let run = |variant: Option<&str>, description: &str, dir: &str, zoom: bool| RunView {
+        verdict: zoom.then(|| match variant {
+            None => "stuck: 62% timed out, queue full of expired work".into(),
+            Some(_) => "degraded: shedding 43% at the rate limit".into(),
+        }),
         variant: variant.map(String::from),
         description: description.into(),
         dir: dir.into(),

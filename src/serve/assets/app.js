@@ -251,11 +251,13 @@ function showState(s) {
   if (document.activeElement !== $("speed")) $("speed").value = s.speed;
   const v = $("verdict");
   const h = B.info.health;
-  if (s.healthy === null || s.healthy === undefined) { v.textContent = "…"; v.className = "verdict"; }
+  if (!s.verdict) { v.textContent = "…"; v.className = "verdict"; }
   else {
+    // The verdict names its cause ("degraded: shedding 43% at the rate limit"); the
+    // measure it was judged by follows.
     const m = s.measure === null ? "" : ` (${h.measure} ${s.measure.toFixed(2)})`;
-    v.textContent = (s.healthy ? "healthy" : "stuck") + m;
-    v.className = "verdict " + (s.healthy ? "healthy" : "stuck");
+    v.textContent = s.verdict_text + m;
+    v.className = "verdict " + s.verdict;
   }
   B.state = s;
   const log = $("log");
