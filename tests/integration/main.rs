@@ -13,6 +13,7 @@ mod fire;
 mod grab;
 mod hysteresis;
 mod install;
+mod layers;
 mod live_page;
 mod load_shedding;
 mod mg1_laws;
