@@ -106,9 +106,6 @@ impl Sweep {
             };
             axes.push(phase.axis.clone());
         }
-        for axis in &mut axes {
-            settle_whole_numbers(&loader, &sets, axis);
-        }
         let mut chosen: Vec<Option<String>> = Vec::new();
         let defined = loader.variant_names();
         if variants.all {
@@ -482,25 +479,6 @@ fn in_pool<T: Send>(jobs: usize, f: impl FnOnce() -> Result<T, Error> + Send) ->
             source: std::io::Error::other(e),
         })?
         .install(f)
-}
-
-/// Settles what a whole number in the file is: an integer key (the axis then takes whole
-/// numbers only) or a float key written without a fraction (`rate = 70`). The loader's type
-/// check tells which, asked with a float value.
-pub fn settle_whole_numbers(loader: &Loader, sets: &[Override], axis: &mut Axis) {
-    if axis.unit == AxisUnit::Integer {
-        let mut probe = sets.to_vec();
-        probe.push(Override::new(
-            &axis.path,
-            toml::Value::Float(axis.operating_point),
-            "(type probe)",
-        ));
-        if loader.load(None, &probe).is_ok() {
-            axis.unit = AxisUnit::Number;
-        } else {
-            axis.whole_numbers();
-        }
-    }
 }
 
 /// The measure of one run over the window `[start, end)`: the whole time-series rows that
