@@ -166,16 +166,20 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::CollapseTime(a) => {
             let (sc, dir) = scenario_and_dir(a)?;
             let wall = Instant::now();
-            let est = collapse_time::mean_time_to_collapse(&sc, sc.seed, &Default::default())?;
+            // A bound (the budget spent) is an error here, naming the bound: exit 1.
+            let est =
+                collapse_time::mean_time_to_collapse(&sc, sc.seed, &Default::default())?.exact()?;
             let path = collapse_time::write(&dir, &sc, &est)?;
+            // An exact estimate always has its interval.
+            let [lo, hi] = est.ci95.unwrap_or([est.mean_s; 2]);
             println!(
                 "mean time to collapse ({} >= {}): {} ({:.4e} s, 95% CI {:.3e} to {:.3e} s); p = {:.3e} per excursion, {} levels, {} events, {:.1} s",
                 est.level,
                 est.at,
                 est.mean_text,
                 est.mean_s,
-                est.ci95[0],
-                est.ci95[1],
+                lo,
+                hi,
                 est.p_collapse,
                 est.levels.len(),
                 est.events,

@@ -7,7 +7,9 @@
 use super::collapse_time;
 use super::measure::Gauge;
 use super::observe::{Observer, SweepOutcome, SweepWritten};
-use super::plan::{AxisPlan, Branch, CollapseTime, Kind, Plan, Run, RunPoint, Trace, VariantPlan};
+use super::plan::{
+    AxisPlan, Bound, Branch, CollapseTime, Kind, Plan, Run, RunPoint, Trace, VariantPlan,
+};
 use super::search::Search;
 use super::{Error, Outputs, shard};
 use crate::engine::time::{SimTime, ns_to_secs, secs_to_ns};
@@ -379,6 +381,9 @@ impl Sweep {
                         ci95: e.ci95,
                         text: e.mean_text,
                         level: format!("{} >= {}", e.level, e.at),
+                        bound: e.budget_spent.map(|_| Bound::Lower),
+                        budget_spent_at_level: e.budget_spent.map(|s| s.level),
+                        levels: e.budget_spent.map(|s| s.levels),
                     }))
                 })
                 .collect::<Result<Vec<_>, _>>()
