@@ -10,6 +10,7 @@ mod common;
 mod determinism;
 mod fire;
 mod grab;
+mod headroom_gate;
 mod hysteresis;
 mod install;
 mod live_page;

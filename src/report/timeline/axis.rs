@@ -27,7 +27,7 @@ pub fn tick_label(v: f64) -> String {
 }
 
 /// A value to three significant digits: `2.39`, `8.1`, `10`.
-pub(super) fn sig3(v: f64) -> String {
+pub(crate) fn sig3(v: f64) -> String {
     if v == 0.0 || !v.is_finite() {
         return tick_label(v);
     }
