@@ -88,7 +88,8 @@ pub struct Estimate {
     pub base: u64,
     /// Whether the level was derived from a pool's queue limit (no `[collapse]` section).
     pub derived: bool,
-    /// The estimated probability that an excursion from the healthy set collapses.
+    /// The estimated probability that an excursion from the healthy set collapses (for a
+    /// bound, the upper bound on it that the bound divides by).
     pub p_collapse: f64,
     /// The mean time of one cycle (healthy set to the first level, then back to healthy or
     /// on to collapse), seconds.
