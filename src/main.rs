@@ -17,6 +17,7 @@ mod args;
 mod console;
 
 use args::{Cli, Command, RunArgs, SweepArgs};
+use brink::experiment::observe::SweepWritten;
 use console::{Console, print_report};
 
 fn main() -> ExitCode {
@@ -156,8 +157,17 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             println!("{}", w.report.summary_line());
             eprintln!("-> {}", w.dir.display());
         }
-        Command::Tipping(args) => sweep(Kind::Tipping, &args, &console)?,
-        Command::Phase(args) => sweep(Kind::Phase, &args, &console)?,
+        Command::Tipping(args) => {
+            let w = sweep(Kind::Tipping, &args.sweep, &console)?;
+            if let Some(h) = args.require_headroom {
+                let report = w.outcome.into_report();
+                brink::report::gate::require_headroom(report.as_ref(), h)
+                    .map_err(anyhow::Error::msg)?;
+            }
+        }
+        Command::Phase(args) => {
+            sweep(Kind::Phase, &args, &console)?;
+        }
         Command::Merge { dir } => {
             for (folder, kind, r) in shard::merge(&dir)? {
                 print_report(kind, &r, &folder);
@@ -166,16 +176,20 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::CollapseTime(a) => {
             let (sc, dir) = scenario_and_dir(a)?;
             let wall = Instant::now();
-            let est = collapse_time::mean_time_to_collapse(&sc, sc.seed, &Default::default())?;
+            // A bound (the budget spent) is an error here, naming the bound: exit 1.
+            let est =
+                collapse_time::mean_time_to_collapse(&sc, sc.seed, &Default::default())?.exact()?;
             let path = collapse_time::write(&dir, &sc, &est)?;
+            // An exact estimate always has its interval.
+            let [lo, hi] = est.ci95.unwrap_or([est.mean_s; 2]);
             println!(
                 "mean time to collapse ({} >= {}): {} ({:.4e} s, 95% CI {:.3e} to {:.3e} s); p = {:.3e} per excursion, {} levels, {} events, {:.1} s",
                 est.level,
                 est.at,
                 est.mean_text,
                 est.mean_s,
-                est.ci95[0],
-                est.ci95[1],
+                lo,
+                hi,
                 est.p_collapse,
                 est.levels.len(),
                 est.events,
@@ -183,22 +197,31 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             );
             eprintln!("-> {}", path.display());
         }
-        Command::All { dir, out, full } => {
+        Command::All {
+            dir,
+            out,
+            full,
+            require_headroom,
+        } => {
             let coverage = if full {
                 all::Coverage::Full
             } else {
                 all::Coverage::Default
             };
             let source = Source::folder_or_bundled(dir);
-            let page = all::run_all(&source, &out, coverage, &console)?;
-            eprintln!("-> {}", page.display());
+            let (path, page) = all::run_all(&source, &out, coverage, &console)?;
+            eprintln!("-> {}", path.display());
+            if let Some(h) = require_headroom {
+                let reports = page.sections.iter().filter_map(|s| s.tipping.as_ref());
+                brink::report::gate::require_headroom(reports, h).map_err(anyhow::Error::msg)?;
+            }
         }
     }
     Ok(())
 }
 
-/// `brink tipping` and `brink phase`.
-fn sweep(kind: Kind, a: &SweepArgs, console: &Console) -> anyhow::Result<()> {
+/// `brink tipping` and `brink phase`: what they wrote.
+fn sweep(kind: Kind, a: &SweepArgs, console: &Console) -> anyhow::Result<SweepWritten> {
     let loader = Loader::resolve(&a.file)?;
     let mut sets = Vec::new();
     if let Some(n) = a.seeds {
@@ -216,8 +239,7 @@ fn sweep(kind: Kind, a: &SweepArgs, console: &Console) -> anyhow::Result<()> {
         all: a.all_variants,
     };
     let sweep = Sweep::prepare(loader, kind, &variants, sets)?;
-    sweep.run_and_write(a.jobs as usize, a.shard, &a.out, console)?;
-    Ok(())
+    Ok(sweep.run_and_write(a.jobs as usize, a.shard, &a.out, console)?)
 }
 
 /// On SIGINT or SIGTERM, removes the temporary files and folders of the outputs being

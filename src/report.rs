@@ -5,6 +5,7 @@
 
 pub mod figure;
 pub mod files;
+pub mod gate;
 pub mod human_time;
 pub mod hysteresis;
 pub mod hysteresis_plot;

@@ -42,7 +42,7 @@ pub enum Command {
     },
     /// Sweep the [tipping] parameter with and without the trigger; write tipping.csv,
     /// tipping.json and tipping.png/.svg, and print the headroom table.
-    Tipping(SweepArgs),
+    Tipping(TippingArgs),
     /// Map stable / metastable / overloaded over the [tipping] and [phase] parameters;
     /// write phase.csv, phase.json and phase.png/.svg.
     Phase(SweepArgs),
@@ -73,6 +73,10 @@ pub enum Command {
         /// Sweep every variant of every scenario, incident replays included (minutes more).
         #[arg(long)]
         full: bool,
+        /// Exit 1 (after writing everything) when a swept variant's headroom lower bound
+        /// is below H.
+        #[arg(long, value_name = "H", value_parser = parse_headroom)]
+        require_headroom: Option<f64>,
     },
     /// Write NAME.toml in the current folder: a commented starting scenario, or a copy of
     /// another one. Never replaces an existing file.
@@ -145,6 +149,17 @@ pub struct RunArgs {
     pub name: Option<String>,
 }
 
+/// `brink tipping`'s options: a sweep's, and the headroom gate.
+#[derive(clap::Args)]
+pub struct TippingArgs {
+    #[command(flatten)]
+    pub sweep: SweepArgs,
+    /// Exit 1 (after writing every output) when a swept variant's headroom lower bound is
+    /// below H, naming the variants and their bounds; for CI, e.g. --require-headroom 1.5.
+    #[arg(long, value_name = "H", value_parser = parse_headroom, conflicts_with = "shard")]
+    pub require_headroom: Option<f64>,
+}
+
 /// The options shared by `tipping` and `phase`.
 #[derive(clap::Args)]
 pub struct SweepArgs {
@@ -172,6 +187,17 @@ pub struct SweepArgs {
     /// Output folder; results go to DIR/<scenario>/.
     #[arg(long, default_value = "output")]
     pub out: PathBuf,
+}
+
+/// `--require-headroom`: a finite number above 0 (a headroom is a ratio of loads).
+pub fn parse_headroom(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        _ => Err(
+            "expected a finite headroom above 0 (tipping point over operating point), e.g. 1.5"
+                .into(),
+        ),
+    }
 }
 
 /// `--speed`: a number of simulated seconds per wall second in the accepted range.

@@ -71,14 +71,15 @@ enum Done {
 /// Runs every scenario of `source` (its run and each variant's run, its tipping sweep and its
 /// phase map, each where the file has the section; which variants are swept follows
 /// `coverage`) into `out`, all of it side by side on all cores, then writes
-/// `out/index.html`; returns the page's path. `obs` hears the progress, then every run
-/// and sweep in file order.
+/// `out/index.html`; returns the page's path and the page (its sections hold the tipping
+/// reports, for a headroom gate). `obs` hears the progress, then every run and sweep in
+/// file order.
 pub fn run_all(
     source: &Source,
     out: &Path,
     coverage: Coverage,
     obs: &dyn Observer,
-) -> Result<PathBuf, Error> {
+) -> Result<(PathBuf, Page), Error> {
     let mut todo = Vec::new();
     for loader in source.loaders()? {
         let scenario = loader.load(None, &[])?;
@@ -205,7 +206,7 @@ pub fn run_all(
     create_dir(out)?;
     let path = out.join("index.html");
     write_file(&path, &export::index_html(&page))?;
-    Ok(path)
+    Ok((path, page))
 }
 
 /// What the page shows of one run: its folder relative to the page, its files, its

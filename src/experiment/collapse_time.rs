@@ -6,12 +6,24 @@
 //! reached. That can take far longer than any run can show, so the estimator clones the
 //! simulation each time a trajectory enters the next level and continues the copies on
 //! their own random streams; [`super::splitting`] turns what they do into the mean time.
+//!
+//! **A spent budget gives a lower bound.** When the estimate runs out of its event budget
+//! (`collapse.max_events`) it stops where it is and reports what it reached as a lower
+//! bound ([`Estimate::budget_spent`]): the levels not finished are counted as certain (a
+//! conditional probability is at most 1), and the level under way as if every trajectory
+//! not yet decided would reach the next level. That bounds p from above, so `E[cycle]/p`
+//! from below. What it bounds is the estimate a larger budget would give from the same
+//! seed, which is itself an estimate of the true mean: the bound carries the sampling
+//! error of the levels it did finish (it is a point value, without an interval). Spent in
+//! the direct cycles, the bound is the mean cycle so far, the cycle under way counted as
+//! ending when the budget did (short of its true length, so low too).
 
 use super::splitting::{LevelOutcome, Tally, mean_first_passage};
 use super::{Error, Outputs};
 use crate::engine::time::SimTime;
 use crate::model::Simulation;
 use crate::model::stepping::{Crossing, Level};
+use crate::report::human_time::{budget_spent_at, human_duration};
 use crate::scenario::{Collapse, CollapseLevel, Provenance, Scenario};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -43,13 +55,27 @@ pub struct LevelResult {
     pub p: f64,
 }
 
+/// Where an estimate spent its event budget (see the module doc).
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct Spent {
+    /// The splitting level under way, from 1 (0: still in the direct cycles).
+    pub level: u64,
+    /// The splitting levels in all.
+    pub levels: u64,
+    /// The budget (`collapse.max_events`).
+    pub max_events: u64,
+}
+
 /// The mean time to collapse and how it was obtained.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Estimate {
-    /// The mean time from an empty system to collapse, seconds.
+    /// The mean time from an empty system to collapse, seconds; with `budget_spent`, a
+    /// lower bound on it.
     pub mean_s: f64,
-    /// Its 95% confidence interval, seconds (approximate; see [`super::splitting`]).
-    pub ci95: [f64; 2],
+    /// Its 95% confidence interval, seconds (approximate; see [`super::splitting`]); none
+    /// for a bound.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ci95: Option<[f64; 2]>,
     /// The mean in words ("3.2 days").
     pub mean_text: String,
     /// `"splitting"` (multilevel splitting with the regenerative formula).
@@ -62,7 +88,8 @@ pub struct Estimate {
     pub base: u64,
     /// Whether the level was derived from a pool's queue limit (no `[collapse]` section).
     pub derived: bool,
-    /// The estimated probability that an excursion from the healthy set collapses.
+    /// The estimated probability that an excursion from the healthy set collapses (for a
+    /// bound, the upper bound on it that the bound divides by).
     pub p_collapse: f64,
     /// The mean time of one cycle (healthy set to the first level, then back to healthy or
     /// on to collapse), seconds.
@@ -75,17 +102,60 @@ pub struct Estimate {
     pub levels: Vec<LevelResult>,
     /// Events simulated in all.
     pub events: u64,
+    /// Where the event budget ran out, when it did: `mean_s` is then a lower bound.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget_spent: Option<Spent>,
+}
+
+impl Estimate {
+    /// The estimate, or for a bound (the budget spent) the error that names the budget
+    /// and says what the bound is: `brink collapse-time` asks for an estimate, so a bound
+    /// is not its answer.
+    pub fn exact(self) -> Result<Self, Error> {
+        match self.budget_spent {
+            None => Ok(self),
+            Some(s) => Err(Error::Collapse(format!(
+                "the estimate used its budget of {} events (collapse.max_events): {}. What it reached bounds the mean time below: > {} ({:.2e} s). Raise the budget with --set collapse.max_events=N, or lower collapse.effort or collapse.cycles",
+                s.max_events,
+                budget_spent_at(s.level, s.levels),
+                self.mean_text,
+                self.mean_s
+            ))),
+        }
+    }
 }
 
 /// Estimates the mean time to spontaneous collapse of `sc` from an empty system; `seed`
-/// replaces the scenario's seed. Errors: no collapse level, the event budget
-/// (`collapse.max_events`) exhausted, or a level no trajectory got past.
+/// replaces the scenario's seed. With the event budget (`collapse.max_events`) spent, the
+/// estimate is a lower bound (`budget_spent`; [`Estimate::exact`] refuses it). Errors: no
+/// collapse level, or a level no trajectory got past.
 pub fn mean_time_to_collapse(sc: &Scenario, seed: u64, opts: &Options) -> Result<Estimate, Error> {
     let (c, quiet, mut budget) = prepare(sc, seed, opts)?;
     crate::model::budget::check_before(&quiet)?;
     // The first level is one above the healthy set, however long the step: the direct
     // phase waits for it without a way down, so it must come soon.
     let l1 = c.base + 1;
+    let estimate =
+        |cycle: &Tally, outcomes: &[LevelOutcome], levels, events, spent: Option<Spent>| {
+            let pass = mean_first_passage(cycle, outcomes);
+            Estimate {
+                mean_s: pass.mean_s,
+                ci95: spent.is_none().then_some(pass.ci95),
+                mean_text: human_duration(pass.mean_s),
+                method: "splitting",
+                level: level_name(sc, c.level),
+                at: c.at,
+                base: c.base,
+                derived: c.derived,
+                p_collapse: pass.p,
+                cycle_s: cycle.mean(),
+                cycles: c.cycles,
+                effort: c.effort,
+                levels,
+                events,
+                budget_spent: spent,
+            }
+        };
 
     // The direct phase: `cycles` cycles, each from the healthy set to the first level
     // (where the state is kept as an entrance) and on until the level is healthy again or
@@ -94,15 +164,29 @@ pub fn mean_time_to_collapse(sc: &Scenario, seed: u64, opts: &Options) -> Result
     let mut entrances: Vec<Simulation> = Vec::new();
     let mut restarts = 0u64;
     let mut main = fresh(&quiet, restarts);
+    let spent = |level| {
+        Some(Spent {
+            level,
+            levels: (c.at - l1).div_ceil(c.step),
+            max_events: c.max_events,
+        })
+    };
     while (entrances.len() as u64) < c.cycles {
         let t0 = main.now_s();
-        budget.step(&mut main, c.level, l1, None)?;
-        let mut entrance = main.clone();
-        entrance.forget_latencies();
-        entrances.push(entrance);
-        let collapsed =
-            l1 == c.at || budget.step(&mut main, c.level, c.at, Some(c.base))? == Crossing::Up;
+        let mut crossing = budget.step(&mut main, c.level, l1, None)?;
+        if crossing != Crossing::Budget {
+            let mut entrance = main.clone();
+            entrance.forget_latencies();
+            entrances.push(entrance);
+            if l1 < c.at {
+                crossing = budget.step(&mut main, c.level, c.at, Some(c.base))?;
+            }
+        }
         cycle.add(main.now_s() - t0);
+        if crossing == Crossing::Budget {
+            return Ok(estimate(&cycle, &[], Vec::new(), budget.used(), spent(0)));
+        }
+        let collapsed = crossing == Crossing::Up;
         if collapsed {
             restarts += 1;
             main = fresh(&quiet, restarts);
@@ -122,9 +206,27 @@ pub fn mean_time_to_collapse(sc: &Scenario, seed: u64, opts: &Options) -> Result
             let mut sim = entrances[(j % entrances.len() as u64) as usize].clone();
             split += 1;
             sim.reseed(seed, split);
-            if budget.step(&mut sim, c.level, to, Some(c.base))? == Crossing::Up {
-                sim.forget_latencies();
-                next.push(sim);
+            match budget.step(&mut sim, c.level, to, Some(c.base))? {
+                Crossing::Up => {
+                    sim.forget_latencies();
+                    next.push(sim);
+                }
+                Crossing::Base => {}
+                Crossing::Budget => {
+                    // Trajectory j and those not started are counted as reaching `to`.
+                    outcomes.push(LevelOutcome {
+                        tried: c.effort,
+                        reached: next.len() as u64 + c.effort - j,
+                    });
+                    let level = levels.len() as u64 + 1;
+                    return Ok(estimate(
+                        &cycle,
+                        &outcomes,
+                        levels,
+                        budget.used(),
+                        spent(level),
+                    ));
+                }
             }
         }
         let reached = next.len() as u64;
@@ -148,23 +250,7 @@ pub fn mean_time_to_collapse(sc: &Scenario, seed: u64, opts: &Options) -> Result
         entrances = next;
         from = to;
     }
-    let pass = mean_first_passage(&cycle, &outcomes);
-    Ok(Estimate {
-        mean_s: pass.mean_s,
-        ci95: pass.ci95,
-        mean_text: crate::report::human_time::human_duration(pass.mean_s),
-        method: "splitting",
-        level: level_name(sc, c.level),
-        at: c.at,
-        base: c.base,
-        derived: c.derived,
-        p_collapse: pass.p,
-        cycle_s: cycle.mean(),
-        cycles: c.cycles,
-        effort: c.effort,
-        levels,
-        events: budget.max - budget.left,
-    })
+    Ok(estimate(&cycle, &outcomes, levels, budget.used(), None))
 }
 
 /// The mean of `runs` direct first passages from an empty system to the collapse level,
@@ -181,7 +267,13 @@ pub fn direct_time_to_collapse(
     let mut t = Tally::default();
     for r in 0..runs {
         let mut sim = fresh(&quiet, r);
-        budget.step(&mut sim, c.level, c.at, None)?;
+        if budget.step(&mut sim, c.level, c.at, None)? == Crossing::Budget {
+            return Err(Error::Collapse(format!(
+                "the direct runs used their budget of {} events (collapse.max_events) at simulated time {:.0} s; raise it with --set collapse.max_events=N",
+                budget.max,
+                sim.now_s()
+            )));
+        }
         t.add(sim.now_s());
     }
     let h = 1.96 * t.var_of_mean().sqrt();
@@ -240,8 +332,8 @@ struct Budget {
 }
 
 impl Budget {
-    /// Advances `sim` to `up` or `base` within the budget; running out is an error that
-    /// names the budget.
+    /// Advances `sim` to `up` or `base` within the budget ([`Crossing::Budget`] once it
+    /// has run out).
     fn step(
         &mut self,
         sim: &mut Simulation,
@@ -252,14 +344,12 @@ impl Budget {
         let before = sim.events();
         let crossing = sim.advance_until(level, up, base, self.left)?;
         self.left -= (sim.events() - before).min(self.left);
-        if crossing == Crossing::Budget {
-            return Err(Error::Collapse(format!(
-                "the estimate used its budget of {} events (collapse.max_events) at simulated time {:.0} s; raise it with --set collapse.max_events=N, or lower collapse.effort or collapse.cycles",
-                self.max,
-                sim.now_s()
-            )));
-        }
         Ok(crossing)
+    }
+
+    /// The events simulated so far.
+    fn used(&self) -> u64 {
+        self.max - self.left
     }
 }
 

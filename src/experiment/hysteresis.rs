@@ -7,7 +7,7 @@
 //! `.svg`.
 
 use super::observe::Observer;
-use super::sweep::{measure_window, settle_whole_numbers};
+use super::sweep::measure_window;
 use super::{Error, Outputs};
 use crate::engine::time::SimTime;
 use crate::export;
@@ -84,7 +84,6 @@ impl Ramp {
         })?;
         let mut axis = tipping.axis.clone();
         axis.values = spaced(axis.range.0, axis.range.1, h.steps as usize, axis.unit);
-        settle_whole_numbers(&loader, &sets, &mut axis);
         // Interventions change parameters, not structure: probe both ends of the range.
         let at = |x: f64| {
             let mut s = sets.clone();

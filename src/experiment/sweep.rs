@@ -18,7 +18,7 @@ use crate::report::{phase_plot, sweep_plot};
 use crate::scenario::sweep::{Axis, AxisUnit, Health, Measure, Method, Tipping};
 use crate::scenario::{self, Loader, Override, Scenario, ScenarioError};
 use crate::stats::plan::{
-    AxisPlan, Branch, CollapseTime, Kind, Plan, Run, RunPoint, Trace, VariantPlan,
+    AxisPlan, Bound, Branch, CollapseTime, Kind, Plan, Run, RunPoint, Trace, VariantPlan,
 };
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -107,9 +107,6 @@ impl Sweep {
                 .into());
             };
             axes.push(phase.axis.clone());
-        }
-        for axis in &mut axes {
-            settle_whole_numbers(&loader, &sets, axis);
         }
         let mut chosen: Vec<Option<String>> = Vec::new();
         let defined = loader.variant_names();
@@ -389,6 +386,9 @@ impl Sweep {
                         ci95: e.ci95,
                         text: e.mean_text,
                         level: format!("{} >= {}", e.level, e.at),
+                        bound: e.budget_spent.map(|_| Bound::Lower),
+                        budget_spent_at_level: e.budget_spent.map(|s| s.level),
+                        levels: e.budget_spent.map(|s| s.levels),
                     }))
                 })
                 .collect::<Result<Vec<_>, _>>()
@@ -489,25 +489,6 @@ fn in_pool<T: Send>(jobs: usize, f: impl FnOnce() -> Result<T, Error> + Send) ->
             source: std::io::Error::other(e),
         })?
         .install(f)
-}
-
-/// Settles what a whole number in the file is: an integer key (the axis then takes whole
-/// numbers only) or a float key written without a fraction (`rate = 70`). The loader's type
-/// check tells which, asked with a float value.
-pub fn settle_whole_numbers(loader: &Loader, sets: &[Override], axis: &mut Axis) {
-    if axis.unit == AxisUnit::Integer {
-        let mut probe = sets.to_vec();
-        probe.push(Override::new(
-            &axis.path,
-            toml::Value::Float(axis.operating_point),
-            "(type probe)",
-        ));
-        if loader.load(None, &probe).is_ok() {
-            axis.unit = AxisUnit::Number;
-        } else {
-            axis.whole_numbers();
-        }
-    }
 }
 
 /// The measure of one run over the window `[start, end)`: the whole time-series rows that

@@ -113,9 +113,12 @@ fn tipping_plan() -> Plan {
                 collapse_time: Some(crate::stats::plan::CollapseTime {
                     at: 70.0,
                     mean_s: 7.8e11,
-                    ci95: [5.4e11, 1.1e12],
+                    ci95: Some([5.4e11, 1.1e12]),
                     text: "24800 years".into(),
                     level: "queue of pool server >= 200".into(),
+                    bound: None,
+                    budget_spent_at_level: None,
+                    levels: None,
                 }),
             },
             VariantPlan {

@@ -39,6 +39,15 @@ pub fn human_duration(s: f64) -> String {
     }
 }
 
+/// Where an estimate spent its event budget, in words: "budget spent at level 7 of 10"
+/// (`level` 0: in the direct cycles, before the first splitting level).
+pub fn budget_spent_at(level: u64, levels: u64) -> String {
+    match level {
+        0 => format!("budget spent in the direct cycles, before level 1 of {levels}"),
+        _ => format!("budget spent at level {level} of {levels}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::human_duration;

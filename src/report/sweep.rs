@@ -173,6 +173,28 @@ pub struct VariantTipping {
 }
 
 impl VariantTipping {
+    /// The lowest headroom the runs support, which a headroom gate (`--require-headroom`)
+    /// compares: the low end of `headroom_ci95`, the 95% confidence interval, where there
+    /// is one; else the low end of `headroom_interval` when the range brackets the tipping
+    /// point; `headroom_above` when nothing in the range tips (the headroom is above it);
+    /// 0 when the bottom of the range already tips (`headroom_at_most`: nothing is known
+    /// below it); none without an operating point (0: no headroom is defined).
+    pub fn headroom_lower_bound(&self) -> Option<f64> {
+        if let Some([lo, _]) = self.headroom_ci95 {
+            return Some(lo);
+        }
+        match (
+            self.headroom_interval,
+            self.headroom_above,
+            self.headroom_at_most,
+        ) {
+            (Some([lo, _]), _, _) => Some(lo),
+            (None, Some(above), _) => Some(above),
+            (None, None, Some(_)) => Some(0.0),
+            (None, None, None) => None,
+        }
+    }
+
     /// The headroom as a table cell: `0.43 (0.36-0.43)`, `> 3.67` when nothing in the
     /// range tips, `<= 0.2` when it tips at the bottom, `-` without an operating point.
     pub fn headroom_cell(&self) -> String {
@@ -570,6 +592,7 @@ mod tests {
                 sig3(Some(b / 2.0))
             )
         );
+        assert_eq!(v.headroom_lower_bound(), Some(a / 2.0));
         // The fitted curve crosses 0.5 inside the bracket.
         let fit = v.collapse_fit.unwrap();
         assert!(fit.midpoint > 1.0 && fit.midpoint < 2.0, "{fit:?}");
@@ -647,10 +670,12 @@ mod tests {
         assert_eq!((v.tipping_point, v.headroom_interval), (None, None));
         assert_eq!(v.headroom_above, Some(1.5));
         assert_eq!(v.headroom_cell(), "> 1.5");
+        assert_eq!(v.headroom_lower_bound(), Some(1.5));
         let always = report(&p, &p.locate(&runs([1.0, 0.0, 1.0, 0.0, 1.0, 0.0])));
         let v = &always.variants[0];
         assert_eq!(v.tipping_point, Some(1.0));
         assert_eq!((v.headroom_interval, v.headroom_at_most), (None, Some(0.5)));
         assert_eq!(v.headroom_cell(), "<= 0.5");
+        assert_eq!(v.headroom_lower_bound(), Some(0.0));
     }
 }

@@ -1,7 +1,9 @@
 //! The console tables of a sweep: the headroom table (also drawn under the tipping picture
 //! and written into `index.html`) and a phase map's region counts.
 
+use super::human_time::budget_spent_at;
 use super::sweep::{Region, SweepReport};
+use crate::experiment::plan::{Bound, CollapseTime};
 use std::fmt::Write;
 
 /// A number for tables: up to 4 significant decimals, `-` for none.
@@ -16,23 +18,10 @@ pub fn short(x: Option<f64>) -> String {
     }
 }
 
-/// A number for people: three significant figures, no trailing zeros (`0.962`, `14.3`,
-/// `1230`); `-` for none.
+/// A number for people: three significant figures (`0.962`, `14.3`, `1230`;
+/// [`crate::report::timeline::axis::sig3`]); `-` for none.
 pub fn sig3(x: Option<f64>) -> String {
-    match x {
-        None => "-".into(),
-        Some(x) if x == 0.0 || !x.is_finite() => format!("{x}"),
-        Some(x) => {
-            let digits = (2 - x.abs().log10().floor() as i32).max(0) as usize;
-            let s = format!("{x:.digits$}");
-            let s = if s.contains('.') {
-                s.trim_end_matches('0').trim_end_matches('.')
-            } else {
-                &s
-            };
-            s.to_string()
-        }
-    }
+    x.map_or("-".into(), crate::report::timeline::axis::sig3)
 }
 
 /// A point with its 95% confidence interval, for people: `14.3 (95% CI 12.8-15.6)`; the
@@ -92,13 +81,28 @@ pub fn headroom_rows(r: &SweepReport) -> Vec<Vec<String>> {
             v.headroom_cell(),
         ];
         if mttc {
-            row.push(v.mean_time_to_collapse.as_ref().map_or("-".into(), |t| {
-                format!("{} at {}", t.text, short(Some(t.at)))
-            }));
+            row.push(
+                v.mean_time_to_collapse
+                    .as_ref()
+                    .map_or("-".into(), collapse_cell),
+            );
         }
         rows.push(row);
     }
     rows
+}
+
+/// A mean time to collapse for the table: "3.2 days at 70", or for a bound (the estimate
+/// spent its event budget) "> 101 years at 70; budget spent at level 7 of 10".
+fn collapse_cell(t: &CollapseTime) -> String {
+    let at = short(Some(t.at));
+    match (t.bound, t.budget_spent_at_level, t.levels) {
+        (Some(Bound::Lower), Some(level), Some(levels)) => {
+            format!("> {} at {at}; {}", t.text, budget_spent_at(level, levels))
+        }
+        (Some(Bound::Lower), ..) => format!("> {} at {at}", t.text),
+        (None, ..) => format!("{} at {at}", t.text),
+    }
 }
 
 /// What the headroom table's "mean time to collapse" means, in a sentence, when the table
@@ -108,6 +112,7 @@ pub fn headroom_rows(r: &SweepReport) -> Vec<Vec<String>> {
 /// when they agree.
 pub fn collapse_note(r: &SweepReport) -> Option<String> {
     let mut levels: Vec<&str> = Vec::new();
+    let mut bounded = false;
     for t in r
         .variants
         .iter()
@@ -116,17 +121,26 @@ pub fn collapse_note(r: &SweepReport) -> Option<String> {
         if !levels.contains(&t.level.as_str()) {
             levels.push(&t.level);
         }
+        bounded |= t.bound.is_some();
     }
     if levels.is_empty() {
         return None;
     }
-    Some(format!(
+    let mut note = format!(
         "Mean time to collapse: at the operating point and with no trigger, how long it \
          takes on average until chance alone (random arrivals and service times) drives the \
          system to collapse ({}). It measures how long a design lasts untouched, not how it copes with a \
          trigger: a design that recovers from a trigger can still reach that level sooner.",
         levels.join("; ")
-    ))
+    );
+    if bounded {
+        note.push_str(
+            " A time after \">\" is a lower bound: the estimate spent its event budget \
+             (collapse.max_events) at the level named and counted the levels it did not \
+             finish as certain; raise the budget for an estimate.",
+        );
+    }
+    Some(note)
 }
 
 /// The headroom table as aligned text, for the console (with [`collapse_note`] under it
@@ -204,7 +218,7 @@ mod tests {
         let cases = [
             (0.96237, "0.962"),
             (14.286, "14.3"),
-            (1234.5, "1234"),
+            (1234.5, "1230"),
             (0.5, "0.5"),
             (1.0, "1"),
             (0.000123456, "0.000123"),

@@ -3,7 +3,7 @@
 //! Which panels it draws is chosen in `panels.rs`, how a line looks in `style.rs`, the
 //! axes' numbers in `axis.rs`; this file lays out and draws the picture.
 
-mod axis;
+pub(crate) mod axis;
 mod panels;
 mod style;
 

@@ -59,17 +59,41 @@ pub struct VariantPlan {
 }
 
 /// What `tipping.json` and the headroom table say of the mean time to collapse.
+///
+/// An estimate that spent its event budget (`collapse.max_events`) is a lower bound
+/// (`bound` is `"lower"`; how it is bounded: [`crate::experiment::collapse_time`]): the
+/// sweep reports it instead of failing. The three fields of a bound are absent otherwise,
+/// so files without one keep their bytes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CollapseTime {
     /// Where it was estimated: the operating point.
     pub at: f64,
-    /// Seconds, with the estimator's approximate 95% interval.
+    /// Seconds, with the estimator's approximate 95% interval; for a bound, the bound
+    /// (the mean time is at least this), without an interval.
     pub mean_s: f64,
-    pub ci95: [f64; 2],
-    /// In words ("3.2 days").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95: Option<[f64; 2]>,
+    /// In words ("3.2 days"; for a bound, the bound's).
     pub text: String,
     /// What counts as collapse ("queue of pool server >= 200").
     pub level: String,
+    /// `Some(Bound::Lower)` when the budget was spent: `mean_s` bounds the mean below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound: Option<Bound>,
+    /// For a bound, the splitting level under way when the budget ran out (from 1; 0: in
+    /// the direct cycles, before the first level), and the levels in all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_spent_at_level: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub levels: Option<u64>,
+}
+
+/// Which side an estimate that stopped early bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Bound {
+    /// The true value is at least the one reported.
+    Lower,
 }
 
 /// Everything about a sweep except its measurements: enough to write every output.

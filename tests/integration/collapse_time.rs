@@ -69,7 +69,11 @@ fn mm1_rare_collapse_matches_the_exact_first_passage() {
         est.mean_s,
         100.0 * err
     );
-    assert!(est.ci95[0] < exact && exact < est.ci95[1], "{:?}", est.ci95);
+    assert!(
+        est.ci95.unwrap()[0] < exact && exact < est.ci95.unwrap()[1],
+        "{:?}",
+        est.ci95
+    );
     assert_eq!(est.method, "splitting");
     assert_eq!(est.levels.len(), 29);
 }
@@ -105,13 +109,13 @@ fn splitting_agrees_with_direct_runs_where_they_are_feasible() {
         (100.0..5000.0).contains(&direct),
         "direct mean {direct} s: not a case of a few hundred service times"
     );
-    let widen = (est.ci95[1] - est.ci95[0]) / 2.0;
+    let widen = (est.ci95.unwrap()[1] - est.ci95.unwrap()[0]) / 2.0;
     assert!(
         ci[0] - widen <= est.mean_s && est.mean_s <= ci[1] + widen,
         "splitting {:.1} s (95% {:.1} to {:.1}), direct {direct:.1} s (95% {:.1} to {:.1})",
         est.mean_s,
-        est.ci95[0],
-        est.ci95[1],
+        est.ci95.unwrap()[0],
+        est.ci95.unwrap()[1],
         ci[0],
         ci[1]
     );
@@ -208,16 +212,41 @@ fn a_scenario_without_a_level_is_refused() {
     assert!(!out.exists(), "nothing may be written");
 }
 
+/// Issue 21, item 9: a spent budget gives a lower bound, not a failure of the estimate;
+/// `brink collapse-time`, which asks for the estimate itself, refuses it by name (exit 1),
+/// saying what the bound is.
 #[test]
-fn an_exhausted_budget_names_itself() {
-    let sc = scenario(&format!(
-        "{}max_events = 5000\n",
-        queue("exp", 0.5, 30, 1000)
-    ));
-    let err = mean_time_to_collapse(&sc, 1, &Options::default())
-        .unwrap_err()
-        .to_string();
+fn an_exhausted_budget_gives_a_lower_bound_and_names_itself() {
+    // Enough for the direct cycles and a few levels, not for 29.
+    let text = format!("{}max_events = 50000\n", queue("exp", 0.5, 30, 1000));
+    let sc = scenario(&text);
+    let est = mean_time_to_collapse(&sc, 1, &Options::default()).unwrap();
+    let spent = est.budget_spent.expect("the budget is spent");
+    // 29 levels from 1 to 30 (step 1), the budget spent in one of them (not in the
+    // direct cycles: level 0).
+    assert_eq!(spent.levels, 29);
+    assert!((1..=29).contains(&spent.level), "{spent:?}");
+    assert!(est.ci95.is_none() && est.mean_s > 0.0, "{est:?}");
+    // Below the exact mean: a bound (4.29e9 s, see the law above).
+    assert!(est.mean_s < mm1_first_passage(0.5, 1.0, 30), "{est:?}");
+    let err = est.exact().unwrap_err().to_string();
     assert!(err.contains("collapse.max_events"), "{err}");
+    assert!(
+        err.contains("> ") && err.contains("budget spent at level"),
+        "{err}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("q.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = dir.path().join("out");
+    let o = collapse_time(&file, &out, &[]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("collapse.max_events") && err.contains("> "),
+        "{err}"
+    );
+    assert!(!out.join("q/collapse-time.json").exists());
 }
 
 #[test]
@@ -228,4 +257,85 @@ fn a_level_nobody_reaches_asks_for_more_effort() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("collapse.effort"), "{err}");
+}
+
+/// Issue 21, item 9: the issue's retry storm (30 workers x 100 ms, capacity 300/s, 2
+/// attempts, a 1 s timeout) at 70/s. Its queue almost never holds a query, so the mean
+/// time to a queue of 200 is far beyond any budget: the estimate spends it (here a small
+/// one, to be quick) and `brink tipping` reports it as a lower bound instead of failing:
+/// exit 0, every output written, "> ..." in the table.
+#[test]
+fn a_sweep_reports_a_spent_budget_as_a_lower_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("storm30.toml");
+    std::fs::write(
+        &file,
+        r#"
+title = "Retry storm, 30 workers"
+duration = "10m"
+[metrics]
+step = "5s"
+[class.request]
+rate = 70
+timeout = "1s"
+retry = { max_attempts = 2, backoff = "none" }
+steps = [{ query = "server" }]
+[pool.server]
+workers = 30
+service = { law = "exp", mean = "100ms" }
+queue_limit = 6000
+[event.slowdown]
+kind = "slowdown"
+pool = "server"
+at = "60s"
+for = "20s"
+factor = 4
+[collapse]
+pool = "server"
+queue = 200
+max_events = 300000
+[tipping]
+vary = "class.request.rate"
+from = 50
+to = 350
+points = 4
+trigger = ["slowdown"]
+settle = "2m"
+measure = "goodput_ratio.request"
+healthy_above = 0.8
+seeds = 2
+duration = "5m"
+"#,
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = brink(["tipping"]).arg(&file).arg("--out").arg(&out).run();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("base"))
+        .unwrap_or_else(|| panic!("no row for base in {stdout}"));
+    assert!(
+        row.contains("> ") && row.contains("budget spent"),
+        "the table says it is a bound: {row}"
+    );
+    assert!(stdout.contains("is a lower bound"), "{stdout}");
+    for f in ["tipping.json", "tipping.csv", "tipping.png", "tipping.svg"] {
+        assert!(out.join("storm30").join(f).exists(), "{f} is written");
+    }
+    let text = std::fs::read_to_string(out.join("storm30/tipping.json")).unwrap();
+    let r: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let t = &r["variants"][0]["mean_time_to_collapse"];
+    assert_eq!(t["bound"], "lower", "{t}");
+    assert!(t.get("ci95").is_none(), "a bound has no interval: {t}");
+    assert_eq!(t["levels"], 199, "levels 1 to 200, step 1: {t}");
+    assert!(t["budget_spent_at_level"].as_u64().is_some(), "{t}");
+    assert!(t["mean_s"].as_f64().unwrap() > 0.0, "{t}");
+    // The tipping point is still found (C / n = 150 in theory; 4 points, 2 seeds).
+    assert!(r["variants"][0]["tipping_point"].as_f64().is_some(), "{r}");
 }

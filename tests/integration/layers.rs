@@ -22,7 +22,10 @@ fn imports(dir: &str) -> Vec<(String, String)> {
     }
     // Test code (a `tests/` folder, or after `#[cfg(test)]`) may use anything, and a
     // doc comment may name what is above.
-    for f in files.iter().filter(|f| !f.components().any(|c| c.as_os_str() == "tests")) {
+    for f in files
+        .iter()
+        .filter(|f| !f.components().any(|c| c.as_os_str() == "tests"))
+    {
         let text = std::fs::read_to_string(f).unwrap();
         let code = text.split("#[cfg(test)]").next().unwrap_or("");
         for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
@@ -41,7 +44,10 @@ fn imports(dir: &str) -> Vec<(String, String)> {
 #[test]
 fn no_layer_imports_from_above() {
     let rules: [(&str, &[&str]); 3] = [
-        ("stats", &["experiment", "export", "report", "serve", "model"]),
+        (
+            "stats",
+            &["experiment", "export", "report", "serve", "model"],
+        ),
         ("report", &["experiment", "serve"]),
         ("export", &["experiment", "serve"]),
     ];

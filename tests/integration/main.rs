@@ -11,6 +11,7 @@ mod confidence;
 mod determinism;
 mod fire;
 mod grab;
+mod headroom_gate;
 mod hysteresis;
 mod install;
 mod layers;

@@ -279,3 +279,80 @@ fn the_mean_time_to_collapse_is_reported_where_the_scenario_defines_collapse() {
     );
     assert!(plain["variants"][0].get("mean_time_to_collapse").is_none());
 }
+
+/// Issue 21, item 6: an integer written for a float key is the same number. A whole-number
+/// rate below 50 used to make the axis an integer axis, whose tolerance is at least 1 (2%
+/// of 1 is 0.02): the same design then tipped at a different point with a 50 times coarser
+/// tolerance. One worker of 250 ms (capacity 4/s), 4 attempts: tips near 4/4 = 1.
+#[test]
+fn a_float_key_written_as_an_integer_sweeps_as_the_same_number() {
+    let law = |rate: &str| {
+        format!(
+            r#"
+title = "A float key written as an integer"
+duration = "300s"
+[metrics]
+step = "5s"
+[class.request]
+rate = {rate}
+timeout = "1s"
+retry = {{ max_attempts = 4 }}
+steps = [{{ query = "server" }}]
+[pool.server]
+workers = 1
+service = {{ law = "const", mean = "250ms" }}
+queue_limit = 100000
+[event.slowdown]
+kind = "slowdown"
+pool = "server"
+at = "30s"
+for = "20s"
+factor = 20
+[variant.spelled]
+set = {{ "class.request.rate" = 1 }}
+[tipping]
+vary = "class.request.rate"
+from = 0.2
+to = 5
+points = 6
+trigger = ["slowdown"]
+settle = "100s"
+measure = "goodput_ratio.request"
+healthy_above = 0.5
+seeds = 3
+"#
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut outputs = Vec::new();
+    for (name, rate) in [("int", "1"), ("float", "1.0")] {
+        let folder = dir.path().join(name);
+        std::fs::create_dir(&folder).unwrap();
+        let file = folder.join("spelling.toml");
+        std::fs::write(&file, law(rate)).unwrap();
+        let out = folder.join("out");
+        let mut r = tipping(&file, &out, &["--all-variants"]);
+        // Only the file's digest may differ (the bytes differ): drop the provenance.
+        r.as_object_mut().unwrap().remove("produced_by");
+        let files: Vec<Vec<u8>> = ["tipping.csv", "tipping.svg", "tipping.png"]
+            .iter()
+            .map(|f| std::fs::read(out.join("spelling").join(f)).unwrap())
+            .collect();
+        outputs.push((r, files));
+    }
+    let (int, float) = (&outputs[0], &outputs[1]);
+    for v in int.0["variants"].as_array().unwrap() {
+        assert_eq!(
+            num(v, "tolerance"),
+            0.02,
+            "2% of the operating point 1: {v}"
+        );
+        let t = num(v, "tipping_point");
+        assert!((t - 1.0).abs() < 0.1, "tips near C/n = 1, not at {t}");
+    }
+    assert_eq!(
+        int.0, float.0,
+        "tipping.json differs but for its provenance"
+    );
+    assert!(int.1 == float.1, "tipping.csv, .svg or .png differs");
+}

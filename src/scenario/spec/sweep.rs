@@ -13,9 +13,9 @@ pub const MAX_RUNS: u64 = 10_000;
 pub enum AxisUnit {
     /// Plain numbers (floats).
     Number,
-    /// Written as a whole number in the file. That may be an integer key (`workers`) or a
-    /// float key written without a fraction (`rate = 70`); [`Axis::whole_numbers`] settles
-    /// it once the caller knows which.
+    /// An integer key (`workers`, `users`, `max_attempts`): whole numbers only. A float key
+    /// written without a fraction (`rate = 70`) is a [`AxisUnit::Number`]: validation asks
+    /// the raw shapes which the key is, not how the file spells it.
     Integer,
     /// Durations; values are in seconds and are written back as "12.5s".
     Seconds,
@@ -40,13 +40,6 @@ pub struct Axis {
 }
 
 impl Axis {
-    /// Makes the axis take whole numbers only (for an integer key): rounds the values and
-    /// drops repeats.
-    pub fn whole_numbers(&mut self) {
-        self.values.iter_mut().for_each(|x| *x = x.round());
-        self.values.dedup();
-    }
-
     /// The value to set for point `x`, typed as the scenario file expects it.
     pub fn toml_value(&self, x: f64) -> Value {
         match self.unit {
@@ -57,8 +50,9 @@ impl Axis {
     }
 }
 
-/// `n` values evenly spaced from `lo` to `hi` (just `lo` for one); durations are whole
-/// nanoseconds, so their values are the ones that will be set, without repeats.
+/// `n` values evenly spaced from `lo` to `hi` (just `lo` for one); an integer key's are
+/// whole numbers and durations whole nanoseconds, so the values are the ones that will be
+/// set, without repeats.
 pub fn spaced(lo: f64, hi: f64, n: usize, unit: AxisUnit) -> Vec<f64> {
     let mut values: Vec<f64> = (0..n)
         .map(|i| match n {
@@ -66,12 +60,13 @@ pub fn spaced(lo: f64, hi: f64, n: usize, unit: AxisUnit) -> Vec<f64> {
             _ => lo + (hi - lo) * i as f64 / (n - 1) as f64,
         })
         .collect();
-    if unit == AxisUnit::Seconds {
-        values
-            .iter_mut()
-            .for_each(|x| *x = ns_to_secs(secs_to_ns(*x)));
-        values.dedup();
-    }
+    let settable = match unit {
+        AxisUnit::Number => return values,
+        AxisUnit::Integer => f64::round,
+        AxisUnit::Seconds => |x: f64| ns_to_secs(secs_to_ns(x)),
+    };
+    values.iter_mut().for_each(|x| *x = settable(*x));
+    values.dedup();
     values
 }
 

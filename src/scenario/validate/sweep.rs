@@ -15,6 +15,8 @@ use crate::scenario::spec::sweep::{
     Axis, AxisUnit, DEFAULT_ADAPTIVE_SEEDS, Health, MAX_RUNS, Measure, Method, Phase, Tipping,
     spaced,
 };
+use crate::scenario::strict::Strict;
+use serde::Deserialize;
 use toml::{Table, Value};
 
 /// Validates `[tipping]` and `[phase]` against the rest of the scenario. `table` is the
@@ -348,7 +350,7 @@ fn read_axis(
             ),
         );
     };
-    let Some(unit) = unit_of(base) else {
+    let Some(mut unit) = unit_of(base) else {
         return bad(
             vary,
             format!(
@@ -356,6 +358,10 @@ fn read_axis(
             ),
         );
     };
+    if unit == AxisUnit::Integer && !integer_key(table, path) {
+        // A float key written without a fraction (`rate = 1`): the same number as `1.0`.
+        unit = AxisUnit::Number;
+    }
     let read = |key: &str, v: &Value| axis_value(section, key, path, unit, v);
     let operating_point = read("vary", base).map_err(|(_, m)| (vary.clone(), m))?;
     let (lo, hi) = (read("from", from)?, read("to", to)?);
@@ -371,16 +377,26 @@ fn read_axis(
             format!("must be from 1 to {MAX_RUNS}, not {points}"),
         );
     }
-    let values = spaced(lo, hi, points as usize, unit);
     Ok(Axis {
         path: path.to_string(),
         unit,
-        values,
+        values: spaced(lo, hi, points as usize, unit),
         range: (lo, hi),
         operating_point,
         label: None,
         unit_name: None,
     })
+}
+
+/// Whether the whole number at `path` is an integer key (`workers`, `users`,
+/// `max_attempts`) rather than a float key written without a fraction (`rate = 1`). Decided
+/// by what the key is, not by how the file spells it: the raw shapes (`raw.rs`,
+/// `raw/pool.rs`) are asked to read the file with a fractional value at `path`, which only
+/// a float key accepts (an integer key is an `i64`, a count a whole number or a law).
+fn integer_key(table: &Table, path: &str) -> bool {
+    let mut probe = table.clone();
+    overrides::apply(&mut probe, path, Value::Float(0.5)).is_ok()
+        && RawScenario::deserialize(Strict(Value::Table(probe))).is_err()
 }
 
 /// Reads `[section].key` as a value of the axis of `path` (a number, or a duration for a
@@ -509,5 +525,33 @@ mod tests {
         assert_eq!(last_end(10 * s, 5 * s, None, 100 * s), 15 * s);
         assert_eq!(last_end(10 * s, 5 * s, Some(20 * s), 100 * s), 95 * s);
         assert_eq!(last_end(10 * s, 5 * s, Some(30 * s), 100 * s), 75 * s);
+    }
+
+    /// What a whole number in the file is comes from the key, not its spelling: `workers`
+    /// and `max_attempts` are integer keys, `rate` and a law's `mean` float keys.
+    #[test]
+    fn integer_keys_are_told_from_float_keys_written_as_whole_numbers() {
+        let table: Table = toml::from_str(
+            r#"
+duration = "60s"
+[class.request]
+rate = 1
+retry = { max_attempts = 4 }
+steps = [{ query = "server" }]
+[pool.server]
+workers = 3
+service = { law = "lognormal", mean = "100ms", cv = 2 }
+"#,
+        )
+        .unwrap();
+        RawScenario::deserialize(Strict(Value::Table(table.clone()))).unwrap();
+        for (path, integer) in [
+            ("class.request.rate", false),
+            ("pool.server.service.cv", false),
+            ("class.request.retry.max_attempts", true),
+            ("pool.server.workers", true),
+        ] {
+            assert_eq!(integer_key(&table, path), integer, "{path}");
+        }
     }
 }
