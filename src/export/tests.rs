@@ -128,6 +128,7 @@ fn tipping_plan() -> Plan {
         ],
         method: Method::Grid,
         settle_s: 0.0,
+        recover_within_s: None,
         provenance: golden_provenance(),
     }
 }
@@ -189,6 +190,7 @@ fn phase_plan() -> Plan {
         }],
         method: Method::Grid,
         settle_s: 0.0,
+        recover_within_s: None,
         provenance: golden_provenance(),
     }
 }
