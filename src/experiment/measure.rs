@@ -13,7 +13,7 @@
 //! the class it would have had at the end. Collapsed runs, whose storms are the costly
 //! ones, settle a fifth of the way into their window.
 
-use crate::engine::time::{SimTime, ns_to_secs};
+use crate::engine::time::{SimTime, ns_to_secs, secs_to_ns};
 use crate::report::verdict::{Tally, Verdict, classify, shortest_deadline_s, window_rows};
 use crate::scenario::sweep::{Health, Measure, Tipping};
 use crate::scenario::{self, Column, Config};
@@ -29,6 +29,9 @@ pub struct Gauge {
     window_start: SimTime,
     /// The run length.
     end: SimTime,
+    /// A triggered run of a sweep with `recover_within`: the end of the last trigger and
+    /// `recover_within`. Its class is then its recovery, not its measure.
+    recovery: Option<(SimTime, SimTime)>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -91,7 +94,29 @@ impl Gauge {
             health,
             window_start: start,
             end,
+            recovery: None,
         })
+    }
+
+    /// The gauge of a triggered run: with `recover_within` in `t`, it traces when the run
+    /// recovers and settles the run by that alone ([`Gauge::settled`]).
+    pub fn triggered(mut self, t: &Tipping) -> Self {
+        self.recovery = t.recover_within_ns.map(|r| (t.trigger_end_ns, r));
+        self
+    }
+
+    /// Where the last failed row after the trigger ends (the trigger's end when none
+    /// failed): a recovery starts there at the earliest. Rows end where the next begins,
+    /// the last at `to`.
+    fn healthy_from(&self, rows: &[Vec<f64>], to: SimTime, trigger_end: SimTime) -> SimTime {
+        let healthy = |row: &Vec<f64>| self.health.is_healthy(self.value(row));
+        match rows.iter().rposition(|r| !healthy(r)) {
+            None => trigger_end,
+            Some(k) => rows
+                .get(k + 1)
+                .map_or(to, |r| secs_to_ns(r[0]))
+                .max(trigger_end),
+        }
     }
 
     /// The value of one row, if it has one.
@@ -157,7 +182,17 @@ impl Gauge {
     /// True when the run, its rows ending at `now`, can no longer change class: every way
     /// the rest of the window could go (rows at either bound, or without values) gives the
     /// same health.
+    ///
+    /// With `recover_within` R (a triggered run, [`Gauge::triggered`]) the class is whether
+    /// the run recovered within R, and a recovery must last R to the end of the run. That
+    /// is known early only one way: once a failed row ends later than R before the end, no
+    /// rest can give a healthy stretch of R, so the run cannot recover (nor recover
+    /// slowly) and stops. A run that could still recover runs to its end: a later failed
+    /// row could always undo a recovery, so "recovered" is known only there.
     pub fn settled(&self, rows: &[Vec<f64>], now: SimTime) -> bool {
+        if let Some((trigger_end, within)) = self.recovery {
+            return self.healthy_from(rows, now, trigger_end) > self.end.saturating_sub(within);
+        }
         let (s, n) = self.sums(rows, now);
         let rest = self.end.saturating_sub(now.max(self.window_start)) as f64;
         let (lo, hi) = self.bounds();
@@ -182,9 +217,16 @@ impl Gauge {
     pub fn trace(&self, rows: &[Vec<f64>], ran_to: SimTime) -> Trace {
         let healthy = |row: &Vec<f64>| self.health.is_healthy(self.value(row));
         let stuck = rows.iter().rposition(healthy).map_or(0, |k| k + 1);
+        // Recovered: healthy from some time after the trigger to the end of the run, at
+        // least `recover_within` long.
+        let recovered_s = self.recovery.and_then(|(trigger_end, within)| {
+            let from = self.healthy_from(rows, ran_to, trigger_end);
+            (ran_to.saturating_sub(from) >= within).then(|| ns_to_secs(from - trigger_end))
+        });
         Trace {
             ran_s: ns_to_secs(ran_to),
             stuck_s: rows.get(stuck).map(|r| r[0]),
+            recovered_s,
         }
     }
 }
@@ -215,6 +257,8 @@ mod tests {
             seeds_default: false,
             duration_ns: None,
             window_start_ns: window_s * 1_000_000_000,
+            trigger_end_ns: window_s * 1_000_000_000,
+            recover_within_ns: None,
             method: Method::Grid,
             tolerance: None,
         };
@@ -297,6 +341,52 @@ mod tests {
         let fast = rows(&[(1.0, 1.0, 0.1); 9]);
         assert!(!g.settled(&fast, 90 * S));
         assert!(g.settled(&rows(&[(1.0, 1.0, 0.1); 10]), 100 * S));
+    }
+
+    /// With `recover_within` 20 s over a 100 s run whose trigger ends at 10 s: a run
+    /// recovers when it is healthy from some time to the end for at least 20 s; it is
+    /// settled (stopped) only once a failed row ends after 80 s, when no rest can give it
+    /// 20 healthy seconds to the end.
+    #[test]
+    fn a_triggered_run_recovers_when_healthy_to_the_end_and_stops_only_when_it_cannot() {
+        let mut g = gauge(
+            Measure::GoodputRatio { class: "r".into() },
+            Health::Above(0.8),
+            10,
+            100,
+        );
+        g.recovery = Some((10 * S, 20 * S));
+        let (bad, good) = ((10.0, 0.0, 0.0), (10.0, 10.0, 0.0));
+        // Failed until 50 s, then healthy: recovered 40 s after the trigger's end.
+        let mut r = rows(&[bad; 5]);
+        r.extend(rows(&[good; 5]).into_iter().map(|mut x| {
+            x[0] += 50.0;
+            x
+        }));
+        assert_eq!(g.trace(&r, 100 * S).recovered_s, Some(40.0));
+        // Never settled before its end while it could still recover.
+        assert!((1..=8).all(|k| !g.settled(&r[..k], 10 * k as u64 * S)));
+        // Failed to 80 s, then healthy: 20 s to the end is enough.
+        let mut late = rows(&[bad; 8]);
+        late.extend(rows(&[good; 2]).into_iter().map(|mut x| {
+            x[0] += 80.0;
+            x
+        }));
+        assert_eq!(g.trace(&late, 100 * S).recovered_s, Some(70.0));
+        assert!(!g.settled(&late[..8], 80 * S));
+        // A failed row ending at 90 s leaves 10 s: it cannot recover, settled at once.
+        let stuck = rows(&[bad; 9]);
+        assert!(g.settled(&stuck, 90 * S));
+        assert_eq!(g.trace(&stuck, 90 * S).recovered_s, None);
+        // Healthy throughout: recovered at the trigger's end.
+        assert_eq!(g.trace(&rows(&[good; 10]), 100 * S).recovered_s, Some(0.0));
+        // A relapse at the end undoes a recovery.
+        let mut relapse = r.clone();
+        relapse[9][2] = 0.0;
+        assert_eq!(g.trace(&relapse, 100 * S).recovered_s, None);
+        // Without `recover_within`, no recovery time.
+        g.recovery = None;
+        assert_eq!(g.trace(&r, 100 * S).recovered_s, None);
     }
 
     #[test]

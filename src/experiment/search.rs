@@ -51,8 +51,9 @@ pub struct Search<'a> {
     /// Bisection stops when a bracket is at most this wide; focusing when the crossing's
     /// interval is at most twice this wide.
     pub tolerance: f64,
-    /// True when a run's measure is healthy.
-    pub healthy: &'a (dyn Fn(Option<f64>) -> bool + Sync),
+    /// True when a run is healthy (by its measure, or with `recover_within` a triggered
+    /// run by its recovery: `Plan::failed`).
+    pub healthy: &'a (dyn Fn(&Run) -> bool + Sync),
 }
 
 /// One probed value and its runs, baseline and triggered, seed by seed.
@@ -110,7 +111,7 @@ impl Search<'_> {
 
     /// The failed runs and all runs of a branch.
     fn failed(&self, runs: &[Run]) -> (usize, usize) {
-        let f = runs.iter().filter(|r| !(self.healthy)(r.measure)).count();
+        let f = runs.iter().filter(|r| !(self.healthy)(r)).count();
         (f, runs.len())
     }
 
@@ -237,7 +238,7 @@ impl Search<'_> {
                 .iter()
                 .chain(&new)
                 .flat_map(|p| p.runs(branch))
-                .map(|r| (r.value[0], !(self.healthy)(r.measure)))
+                .map(|r| (r.value[0], !(self.healthy)(r)))
                 .collect();
             let ci = Logistic::midpoint_ci95(&outcomes, floor);
             let centre = match ci {
@@ -286,7 +287,7 @@ mod tests {
     #[test]
     fn every_probe_has_seeds_of_its_own() {
         let grid: Vec<f64> = (0..=10).map(|i| 10.0 * i as f64).collect();
-        let healthy = |m: Option<f64>| m == Some(1.0);
+        let healthy = |r: &Run| r.measure == Some(1.0);
         let s = Search {
             grid: &grid,
             unit: AxisUnit::Number,
@@ -315,7 +316,7 @@ mod tests {
     #[test]
     fn bisects_both_brackets_to_the_tolerance() {
         let grid: Vec<f64> = (0..=10).map(|i| 10.0 * i as f64).collect();
-        let healthy = |m: Option<f64>| m == Some(1.0);
+        let healthy = |r: &Run| r.measure == Some(1.0);
         let s = Search {
             grid: &grid,
             unit: AxisUnit::Number,
@@ -359,7 +360,7 @@ mod tests {
     #[test]
     fn whole_number_axes_stop_at_neighbours() {
         let grid = [1.0, 5.0];
-        let healthy = |m: Option<f64>| m == Some(1.0);
+        let healthy = |r: &Run| r.measure == Some(1.0);
         let s = Search {
             grid: &grid,
             unit: AxisUnit::Integer,

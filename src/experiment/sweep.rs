@@ -192,6 +192,7 @@ impl Sweep {
                 Kind::Phase => Method::Grid,
             },
             settle_s: ns_to_secs(tipping.settle_ns),
+            recover_within_s: tipping.recover_within_ns.map(ns_to_secs),
             provenance: base.provenance.clone(),
         };
         let sweep = Self {
@@ -403,7 +404,7 @@ impl Sweep {
     /// all cores); the runs in (variant, value, seed, branch) order.
     pub fn search(&self, jobs: usize, tick: &(dyn Fn() + Sync)) -> Result<Vec<Run>, Error> {
         let axis = &self.axes[0];
-        let healthy = |m: Option<f64>| self.plan.healthy(m);
+        let healthy = |r: &Run| !self.plan.failed(r.branch, r.measure, r.trace);
         in_pool(jobs, || {
             let per_variant: Vec<Vec<Run>> = (0..self.plan.variants.len())
                 .into_par_iter()
@@ -460,6 +461,10 @@ impl Sweep {
         let columns = scenario::columns::columns(&sc.config);
         let gauge = Gauge::new(t, &columns, sc.duration)
             .map_err(|msg| self.loader.problem("tipping.measure", &msg, &self.sets))?;
+        let gauge = match branch {
+            Branch::Triggered => gauge.triggered(t),
+            Branch::Baseline => gauge,
+        };
         let result = model::run_until(&sc, seed as u64, &mut |now, rows| gauge.settled(rows, now));
         Ok(match result {
             Err(SimError::Runaway { .. }) => (None, None),

@@ -7,7 +7,8 @@
 //! 420 px to a 1,600 px screen.
 
 use crate::report::sweep::{
-    SweepReport, VariantTipping, collapse_note, headroom_rows, precision_notes, short,
+    SweepReport, VariantTipping, collapse_note, headroom_rows, precision_notes, recovery_notes,
+    short,
 };
 use pulldown_cmark::{Event, Options, Parser, html};
 use std::fmt::Write;
@@ -407,7 +408,7 @@ fn section(out: &mut String, s: &Section) {
         if let Some(note) = collapse_note(r) {
             let _ = writeln!(out, "<p>{}</p>", esc(&note));
         }
-        for note in precision_notes(r) {
+        for note in precision_notes(r).into_iter().chain(recovery_notes(r)) {
             let _ = writeln!(out, "<p>{}</p>", esc(&note));
         }
     }

@@ -10,7 +10,8 @@ use std::fmt::Write;
 /// The bytes of `tipping.csv` (`variant,value,branch,seed,measure,state`) or, for a plan
 /// with two axes, `phase.csv` (`variant,value,value2,branch,seed,measure,state`, then the
 /// two parameters' key paths). `state` is the run's own health (`healthy` or `failed`),
-/// not the cell's region.
+/// not the cell's region (with `recover_within`, a triggered run's by its recovery:
+/// [`Plan::failed`]).
 pub fn sweep_csv(plan: &Plan, runs: &[Run]) -> Vec<u8> {
     let two = plan.axes.len() > 1;
     let mut out = String::from(if two {
@@ -31,10 +32,10 @@ pub fn sweep_csv(plan: &Plan, runs: &[Run]) -> Vec<u8> {
         if two {
             let _ = write!(out, ",{}", num(r.value[1]));
         }
-        let state = if plan.healthy(r.measure) {
-            "healthy"
-        } else {
+        let state = if plan.failed(r.branch, r.measure, r.trace) {
             "failed"
+        } else {
+            "healthy"
         };
         let _ = write!(
             out,

@@ -131,6 +131,7 @@ fn tipping_plan() -> Plan {
         ],
         method: Method::Grid,
         settle_s: 0.0,
+        recover_within_s: None,
         provenance: golden_provenance(),
     }
 }
@@ -192,6 +193,7 @@ fn phase_plan() -> Plan {
         }],
         method: Method::Grid,
         settle_s: 0.0,
+        recover_within_s: None,
         provenance: golden_provenance(),
     }
 }

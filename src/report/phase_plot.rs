@@ -457,6 +457,8 @@ mod tests {
             spontaneous_collapses: 0,
             healthy_hours: 0.0,
             spontaneous_per_hour: 0.0,
+            recovered_share: None,
+            recovery_s: None,
         };
         assert_eq!(
             cell_fill(&cell(0.4, Region::Stable)),

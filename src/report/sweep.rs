@@ -4,8 +4,8 @@
 //! goes in, so a merged set of shards gives exactly the bytes of one unsharded run.
 
 pub use super::sweep_table::{
-    collapse_note, headroom_rows, headroom_table, phase_table, precision_notes, short, sig3,
-    with_ci,
+    collapse_note, headroom_rows, headroom_table, phase_table, precision_notes, recovery_notes,
+    short, sig3, with_ci,
 };
 use crate::scenario::Provenance;
 use crate::stats::binomial::wilson;
@@ -20,8 +20,13 @@ use serde::Serialize;
 pub enum Region {
     /// Healthy with and without the trigger.
     Stable,
-    /// Healthy without the trigger, still failed after it.
+    /// Healthy without the trigger, still failed after it (with `recover_within`: most
+    /// triggered runs did not recover by the end of the run).
     Metastable,
+    /// With `recover_within`: healthy without the trigger; most triggered runs did not
+    /// recover within it, but most of those recovered later, before the end of the run.
+    #[serde(rename = "slow_recovery")]
+    SlowRecovery,
     /// Without any trigger, healthy for a while (at least `settle`), then stuck: a
     /// random fluctuation tipped it (most failed baseline runs went that way).
     Spontaneous,
@@ -34,6 +39,7 @@ impl Region {
         match self {
             Region::Stable => "stable",
             Region::Metastable => "metastable",
+            Region::SlowRecovery => "slow_recovery",
             Region::Spontaneous => "spontaneous",
             Region::Overloaded => "overloaded",
         }
@@ -66,6 +72,31 @@ impl Spread {
     }
 }
 
+/// Quantiles of the recovery times of a cell's recovered triggered runs (seconds after the
+/// last trigger's end; linear interpolation between order statistics).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Quantiles {
+    pub p50: f64,
+    pub p90: f64,
+}
+
+impl Quantiles {
+    /// The quantiles of `xs`, none when it is empty.
+    pub fn of(xs: &[f64]) -> Option<Self> {
+        let mut v = xs.to_vec();
+        v.sort_by(f64::total_cmp);
+        let q = |p: f64| {
+            let h = (v.len() - 1) as f64 * p;
+            let (i, f) = (h.floor() as usize, h.fract());
+            v[i] + (v[(i + 1).min(v.len() - 1)] - v[i]) * f
+        };
+        (!v.is_empty()).then(|| Quantiles {
+            p50: q(0.5),
+            p90: q(0.9),
+        })
+    }
+}
+
 /// One cell (value, or pair of values) of one variant, over all seeds.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Cell {
@@ -92,6 +123,14 @@ pub struct Cell {
     /// Spontaneous collapses per healthy hour: the rate at which the design tips over by
     /// itself at this value (0 when none was seen; then 3 / `healthy_hours` bounds it at 95%).
     pub spontaneous_per_hour: f64,
+    /// With `recover_within` only: the share of triggered runs that recovered by the end of
+    /// the run (within `recover_within` or later).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovered_share: Option<f64>,
+    /// With `recover_within` only: when the recovered triggered runs recovered, seconds
+    /// after the last trigger's end (absent when none did).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovery_s: Option<Quantiles>,
 }
 
 /// `tipping.json` per variant.
@@ -241,6 +280,10 @@ pub struct SweepReport {
     pub healthy_below: Option<f64>,
     pub trigger: Vec<String>,
     pub seeds: u32,
+    /// `[tipping] recover_within` in seconds, when set: a triggered run counts as
+    /// collapsed when it has not recovered within it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recover_within_s: Option<f64>,
     /// `adaptive` or `grid`.
     pub method: &'static str,
     pub variants: Vec<VariantTipping>,
@@ -301,7 +344,7 @@ pub fn report(plan: &Plan, runs: &[Run]) -> SweepReport {
             let outcomes = |b: Branch| -> Vec<(f64, bool)> {
                 mine.iter()
                     .filter(|r| r.branch == b)
-                    .map(|r| (r.value[0], !plan.healthy(r.measure)))
+                    .map(|r| (r.value[0], plan.failed(r.branch, r.measure, r.trace)))
                     .collect()
             };
             let outcomes_t = outcomes(Branch::Triggered);
@@ -403,6 +446,7 @@ pub fn report(plan: &Plan, runs: &[Run]) -> SweepReport {
         healthy_below,
         trigger: plan.trigger.clone(),
         seeds: plan.seeds,
+        recover_within_s: plan.recover_within_s,
         method: plan.method.name(),
         variants,
         produced_by: plan.provenance.clone(),
@@ -462,7 +506,7 @@ fn make_cell(plan: &Plan, runs: &[&Run], two_axes: bool) -> Cell {
     let share = |xs: &[&Run], f: &dyn Fn(&Run) -> bool| {
         xs.iter().filter(|r| f(r)).count() as f64 / xs.len().max(1) as f64
     };
-    let failed = |r: &Run| !plan.healthy(r.measure);
+    let failed = |r: &Run| plan.failed(r.branch, r.measure, r.trace);
     // A failed baseline run collapsed by itself when it was healthy for at least `settle`
     // before it got stuck; otherwise it was overloaded from the start.
     let spontaneous = |r: &Run| {
@@ -470,6 +514,7 @@ fn make_cell(plan: &Plan, runs: &[&Run], two_axes: bool) -> Cell {
             && r.trace
                 .is_some_and(|t| t.stuck_s.is_some_and(|s| s > 0.0 && s >= plan.settle_s))
     };
+    let recovered = |r: &Run| r.trace.and_then(|t| t.recovered_s);
     let (bf, tf) = (share(&base, &failed), share(&trig, &failed));
     let collapses = base.iter().filter(|r| spontaneous(r)).count();
     let healthy_s: f64 = base
@@ -491,7 +536,17 @@ fn make_cell(plan: &Plan, runs: &[&Run], two_axes: bool) -> Cell {
             Region::Overloaded
         }
     } else if tf > 0.5 {
-        Region::Metastable
+        // Of the runs that did not recover in time, most recovered later: slow, not stuck.
+        let late = trig
+            .iter()
+            .filter(|r| failed(r) && recovered(r).is_some())
+            .count();
+        let unrecovered = trig.iter().filter(|r| failed(r)).count();
+        if plan.recover_within_s.is_some() && 2 * late > unrecovered {
+            Region::SlowRecovery
+        } else {
+            Region::Metastable
+        }
     } else {
         Region::Stable
     };
@@ -512,6 +567,13 @@ fn make_cell(plan: &Plan, runs: &[&Run], two_axes: bool) -> Cell {
         } else {
             0.0
         },
+        recovered_share: plan
+            .recover_within_s
+            .map(|_| share(&trig, &|r| recovered(r).is_some())),
+        recovery_s: plan.recover_within_s.and_then(|_| {
+            let times: Vec<f64> = trig.iter().filter_map(|r| recovered(r)).collect();
+            Quantiles::of(&times)
+        }),
     }
 }
 
@@ -616,6 +678,7 @@ mod tests {
             trace: Some(Trace {
                 ran_s: 3600.0,
                 stuck_s: stuck,
+                recovered_s: None,
             }),
         };
         let trig = |r: Run| Run {
@@ -648,6 +711,75 @@ mod tests {
         assert!((a.healthy_hours - 2.0).abs() < 1e-12 && b.healthy_hours == 0.0);
         assert!((a.spontaneous_per_hour - 1.0).abs() < 1e-12);
         assert_eq!(v.spontaneous_from, Some(1.0));
+    }
+
+    /// With `recover_within` 60 s, a triggered run failed when it did not recover within
+    /// it: most recovering later is `slow_recovery`, most never is `metastable`; each cell
+    /// gives the recovered share and the recovery times' quantiles.
+    #[test]
+    fn slow_recovery_is_told_from_metastable_by_the_recovery_time() {
+        let mut p = plan(3);
+        p.recover_within_s = Some(60.0);
+        let run = |value: f64, seed: u32, branch: Branch, rec: Option<f64>| Run {
+            variant: 0,
+            value: [value, 0.0],
+            seed,
+            branch,
+            measure: Some(1.0),
+            trace: Some(Trace {
+                ran_s: 600.0,
+                stuck_s: None,
+                recovered_s: rec,
+            }),
+        };
+        let mut runs = Vec::new();
+        // Value 1: recoveries at 10, 20, 30 s; value 2: at 100, 120 s and never; value 3:
+        // at 100 s and never twice.
+        for (value, recs) in [
+            (1.0, [Some(10.0), Some(20.0), Some(30.0)]),
+            (2.0, [Some(100.0), Some(120.0), None]),
+            (3.0, [Some(100.0), None, None]),
+        ] {
+            for (seed, rec) in recs.into_iter().enumerate() {
+                runs.push(run(value, seed as u32, Branch::Baseline, None));
+                runs.push(run(value, seed as u32, Branch::Triggered, rec));
+            }
+        }
+        let r = report(&p, &runs);
+        assert_eq!(r.recover_within_s, Some(60.0));
+        let v = &r.variants[0];
+        let states: Vec<Region> = v.points.iter().map(|c| c.state).collect();
+        assert_eq!(
+            states,
+            [Region::Stable, Region::SlowRecovery, Region::Metastable]
+        );
+        assert_eq!(v.points[1].collapse_probability, 1.0);
+        assert_eq!(v.points[1].recovered_share, Some(2.0 / 3.0));
+        assert_eq!(
+            v.points[0].recovery_s,
+            Some(Quantiles {
+                p50: 20.0,
+                p90: 28.0
+            })
+        );
+        assert_eq!(v.points[2].recovery_s.map(|q| q.p50), Some(100.0));
+        assert_eq!(Region::SlowRecovery.name(), "slow_recovery");
+        assert_eq!(
+            serde_json::to_value(Region::SlowRecovery).unwrap(),
+            "slow_recovery"
+        );
+        // Without `recover_within` the same runs are judged by their measure: stable, and
+        // no recovery fields.
+        p.recover_within_s = None;
+        let plain = report(&p, &runs);
+        assert!(
+            plain.variants[0]
+                .points
+                .iter()
+                .all(|c| c.state == Region::Stable
+                    && c.recovered_share.is_none()
+                    && c.recovery_s.is_none())
+        );
     }
 
     /// Nothing in the range tips: the headroom is above the top over the operating point;

@@ -5,7 +5,7 @@
 //! in [`super::phase_plot`], which shares the layout helpers here.
 
 use super::figure::{self, Figure};
-use super::sweep::{Cell, Region, SweepReport, short};
+use super::sweep::{Cell, Region, SweepReport, VariantTipping, short, sig3};
 use super::timeline::PALETTE;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -18,8 +18,26 @@ pub fn region_color(r: Region) -> RGBColor {
     match r {
         Region::Stable => RGBColor(0, 158, 115),
         Region::Metastable => RGBColor(230, 159, 0),
+        Region::SlowRecovery => RGBColor(0, 114, 178),
         Region::Spontaneous => RGBColor(204, 121, 167),
         Region::Overloaded => RGBColor(213, 94, 0),
+    }
+}
+
+/// The recovery times of a variant's points for its caption (`; recovery 89-113 s`,
+/// each point's median), empty when no point has one.
+pub fn recovery_words(v: &VariantTipping) -> String {
+    let p50: Vec<f64> = v
+        .points
+        .iter()
+        .filter_map(|c| c.recovery_s.map(|q| q.p50))
+        .collect();
+    let lo = p50.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = p50.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    match p50.len() {
+        0 => String::new(),
+        _ if lo == hi => format!("; recovery {} s", sig3(Some(lo))),
+        _ => format!("; recovery {}-{} s", sig3(Some(lo)), sig3(Some(hi))),
     }
 }
 
@@ -184,7 +202,12 @@ fn draw_tipping_panel<DB: DrawingBackend>(
     let (y0, y1) = (lo.min(0.0), hi + pad);
     let mut chart = ChartBuilder::on(area)
         .caption(
-            format!("{}: headroom {}", v.variant, v.headroom_cell()),
+            format!(
+                "{}: headroom {}{}",
+                v.variant,
+                v.headroom_cell(),
+                recovery_words(v)
+            ),
             ("sans-serif", 19),
         )
         .margin(12)

@@ -52,6 +52,43 @@ pub fn precision_notes(r: &SweepReport) -> Vec<String> {
         .collect()
 }
 
+/// With `recover_within`, one line per variant: how many values recover slowly or not at
+/// all, and when the recovered triggered runs recovered (each value's median, 3
+/// significant figures). None without it.
+pub fn recovery_notes(r: &SweepReport) -> Vec<String> {
+    let Some(w) = r.recover_within_s else {
+        return Vec::new();
+    };
+    r.variants
+        .iter()
+        .map(|v| {
+            let count = |x: Region| v.points.iter().filter(|c| c.state == x).count();
+            let times: Vec<String> = v
+                .points
+                .iter()
+                .filter_map(|c| {
+                    c.recovery_s.map(|q| {
+                        format!("{} s at {}", sig3(Some(q.p50)), sig3(Some(c.value)))
+                    })
+                })
+                .collect();
+            format!(
+                "{}: recovery within {} s: {} of {} values slow_recovery, {} metastable; median recovery time {}",
+                v.variant,
+                sig3(Some(w)),
+                count(Region::SlowRecovery),
+                v.points.len(),
+                count(Region::Metastable),
+                if times.is_empty() {
+                    "- (no triggered run recovered)".to_string()
+                } else {
+                    times.join(", ")
+                }
+            )
+        })
+        .collect()
+}
+
 /// The headroom table as rows of cells: a header, then one row per variant; a sixth
 /// column, the mean time to spontaneous collapse at the operating point, when the sweep
 /// estimated it.
@@ -180,7 +217,7 @@ pub fn headroom_table(r: &SweepReport) -> String {
         out.push_str(&note);
         out.push('\n');
     }
-    for note in precision_notes(r) {
+    for note in precision_notes(r).into_iter().chain(recovery_notes(r)) {
         out.push_str(&note);
         out.push('\n');
     }
@@ -197,9 +234,13 @@ pub fn phase_table(r: &SweepReport) -> String {
     );
     for v in &r.variants {
         let count = |x: Region| v.points.iter().filter(|c| c.state == x).count();
+        let slow = match count(Region::SlowRecovery) {
+            0 => String::new(),
+            n => format!(", {n} slow_recovery"),
+        };
         let _ = writeln!(
             out,
-            "  {}: {} stable, {} metastable, {} overloaded cells",
+            "  {}: {} stable, {} metastable{slow}, {} overloaded cells",
             v.variant,
             count(Region::Stable),
             count(Region::Metastable),

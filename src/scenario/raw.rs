@@ -419,6 +419,9 @@ pub struct RawTipping {
     pub healthy_below: Option<f64>,
     pub seeds: Option<i64>,
     pub duration: Option<Dur>,
+    /// How long a triggered run may take to recover after the last trigger ends: later
+    /// (or never) counts as collapsed.
+    pub recover_within: Option<Dur>,
     /// What axes and tables call the swept parameter instead of its key path.
     pub label: Option<String>,
     /// The unit of its values on axes and tables (not for durations: seconds).

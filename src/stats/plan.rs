@@ -119,6 +119,9 @@ pub struct Plan {
     /// Where a run's measuring window starts and how long a run is (seconds): what tells a
     /// spontaneous collapse (healthy for at least `settle`, then stuck) from overload.
     pub settle_s: f64,
+    /// `[tipping] recover_within` in seconds: a triggered run that has not recovered
+    /// within it counts as collapsed (by its trace, not its measure).
+    pub recover_within_s: Option<f64>,
     /// What produced the sweep (the base scenario's file digest, seed and overrides):
     /// shards that disagree on it are not one sweep.
     pub provenance: Provenance,
@@ -144,6 +147,9 @@ pub struct PlanFile {
     /// `[tipping] settle` in seconds (older shard files: 0).
     #[serde(default)]
     pub settle_s: f64,
+    /// `[tipping] recover_within` in seconds, when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recover_within_s: Option<f64>,
     pub produced_by: Provenance,
 }
 
@@ -170,6 +176,7 @@ impl From<Plan> for PlanFile {
             axes: p.axes,
             variants: p.variants,
             settle_s: p.settle_s,
+            recover_within_s: p.recover_within_s,
             produced_by: p.provenance,
         }
     }
@@ -227,6 +234,7 @@ impl TryFrom<PlanFile> for Plan {
             variants: f.variants,
             method: Method::Grid,
             settle_s: f.settle_s,
+            recover_within_s: f.recover_within_s,
             provenance: f.produced_by,
         })
     }
@@ -307,6 +315,18 @@ impl Plan {
     pub fn healthy(&self, measure: Option<f64>) -> bool {
         self.health.is_healthy(measure)
     }
+
+    /// True when a run counts as failed: with `recover_within`, a triggered run that did
+    /// not recover within it (by its trace; a run without one did not); otherwise a run
+    /// whose measure is not [`Plan::healthy`].
+    pub fn failed(&self, branch: Branch, measure: Option<f64>, trace: Option<Trace>) -> bool {
+        match (branch, self.recover_within_s) {
+            (Branch::Triggered, Some(w)) => {
+                !trace.and_then(|t| t.recovered_s).is_some_and(|s| s <= w)
+            }
+            _ => !self.healthy(measure),
+        }
+    }
 }
 
 /// The measure of one run of a grid, by its index (`None` when it has none, e.g. a run
@@ -330,6 +350,12 @@ pub struct Trace {
     /// (every time-series row from there on failed the health threshold); `None` when its
     /// last row was healthy.
     pub stuck_s: Option<f64>,
+    /// Triggered runs of a sweep with `recover_within` only: seconds after the last
+    /// trigger's end at which the healthy stretch began that lasted to the end of the run
+    /// (at least `recover_within` long; 0 when the trigger did not break it); `None` when
+    /// it did not recover so. Left out of files when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovered_s: Option<f64>,
 }
 
 /// One run of a sweep, grid or adaptive, by where it sits: what reports and `tipping.csv`
@@ -396,6 +422,7 @@ pub(crate) mod tests {
             }],
             method: Method::Grid,
             settle_s: 0.0,
+            recover_within_s: None,
             provenance: Provenance::of_text("s", ""),
         }
     }

@@ -23,6 +23,7 @@ mod phase;
 mod populations;
 mod provenance;
 mod queueing;
+mod recovery;
 mod report;
 mod retries;
 mod retry_amplification;

@@ -168,6 +168,12 @@ pub const DEFAULT_TOLERANCE: f64 = 0.02;
 /// work a tiny tolerance can ask for (2^-40 of the range is below any useful precision).
 pub const MAX_BISECTIONS: u32 = 40;
 
+/// With `recover_within` = R, a sweep run lasts at least R x this past the end of the last
+/// trigger, and a recovery counts only when its healthy stretch lasts R to the end of the
+/// run: so a run can recover up to 2 R after the trigger, which tells a slow recovery
+/// (after R) from none.
+pub const RECOVERY_HORIZONS: u64 = 3;
+
 /// The validated `[tipping]` section.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tipping {
@@ -186,6 +192,12 @@ pub struct Tipping {
     pub duration_ns: Option<SimTime>,
     /// Where measuring starts: the end of the last trigger event plus `settle`.
     pub window_start_ns: SimTime,
+    /// The end of the last trigger event (what a recovery time counts from).
+    pub trigger_end_ns: SimTime,
+    /// `recover_within`: a triggered run that has not recovered this long after the last
+    /// trigger ends counts as collapsed. The run is then at least
+    /// [`RECOVERY_HORIZONS`] times this past the trigger's end.
+    pub recover_within_ns: Option<SimTime>,
     pub method: Method,
     /// The adaptive search's tolerance in the axis's values (seconds for durations);
     /// `None`: [`DEFAULT_TOLERANCE`] of each variant's operating point.

@@ -12,8 +12,8 @@ use crate::scenario::raw::RawScenario;
 use crate::scenario::spec::Config;
 use crate::scenario::spec::hysteresis::{DEFAULT_STEPS, Hysteresis, MAX_RUN_NS, MAX_STEPS};
 use crate::scenario::spec::sweep::{
-    Axis, AxisUnit, DEFAULT_ADAPTIVE_SEEDS, Health, MAX_RUNS, Measure, Method, Phase, Tipping,
-    spaced,
+    Axis, AxisUnit, DEFAULT_ADAPTIVE_SEEDS, Health, MAX_RUNS, Measure, Method, Phase,
+    RECOVERY_HORIZONS, Tipping, spaced,
 };
 use crate::scenario::strict::Strict;
 use serde::Deserialize;
@@ -73,7 +73,12 @@ pub fn tipping(
         .duration
         .map(|d| nonzero_dur("tipping.duration", d))
         .transpose()?;
-    let run_end = duration_ns.unwrap_or(duration);
+    let mut run_end = duration_ns.unwrap_or(duration);
+    let mut duration_ns = duration_ns;
+    let recover_within_ns = t
+        .recover_within
+        .map(|d| nonzero_dur("tipping.recover_within", d))
+        .transpose()?;
     let names: Vec<&str> = config.triggers.iter().map(|e| e.name.as_str()).collect();
     let mut window_start = 0;
     for (i, name) in t.trigger.iter().enumerate() {
@@ -89,7 +94,39 @@ pub fn tipping(
                 format!("no event named `{name}` (known: {list}){hint}"),
             );
         };
+        if recover_within_ns.is_some() && e.every_ns.is_some() {
+            return bad(
+                "tipping.recover_within",
+                format!(
+                    "the trigger `{name}` repeats (`every`), so there is no last end to count a recovery from; drop `every` or use `settle`"
+                ),
+            );
+        }
         window_start = window_start.max(last_end(e.at_ns, e.for_ns, e.every_ns, run_end));
+    }
+    let trigger_end_ns = window_start;
+    // A run must be long enough to tell a slow recovery from none: at least
+    // RECOVERY_HORIZONS x `recover_within` past the trigger's end (lengthened if shorter).
+    if let Some(r) = recover_within_ns {
+        let Some(need) = r
+            .checked_mul(RECOVERY_HORIZONS)
+            .and_then(|x| x.checked_add(trigger_end_ns))
+            .filter(|&x| x <= MAX_RUN_NS)
+        else {
+            return bad(
+                "tipping.recover_within",
+                format!(
+                    "{} s past the trigger's end at {} s makes runs longer than {} s; shorten it",
+                    ns_to_secs(r.saturating_mul(RECOVERY_HORIZONS)),
+                    ns_to_secs(trigger_end_ns),
+                    ns_to_secs(MAX_RUN_NS)
+                ),
+            );
+        };
+        if need > run_end {
+            run_end = need;
+            duration_ns = Some(need);
+        }
     }
     let settle_ns = t.settle.0;
     // The metrics step as the run will have it (its default follows the run length).
@@ -171,6 +208,8 @@ pub fn tipping(
         seeds,
         duration_ns,
         window_start_ns,
+        trigger_end_ns,
+        recover_within_ns,
     };
     let phase = match &raw.phase {
         None => None,
