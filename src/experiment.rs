@@ -3,7 +3,7 @@
 //! folder of scenarios (or the bundled ones). This layer decides what runs and which files are written; the bytes come from [`crate::export`] and the
 //! pictures from [`crate::report`].
 //!
-//! [`plan`] is a sweep's data (what it covers, each run's measure): the reports and
+//! [`crate::stats::plan`] is a sweep's data (what it covers, each run's measure): the reports and
 //! exporters read it, and the orchestration here fills it.
 
 pub mod all;
@@ -13,7 +13,6 @@ pub mod measure;
 pub mod naming;
 pub mod new;
 pub mod observe;
-pub use crate::stats::plan;
 pub mod run;
 pub mod search;
 pub mod shard;

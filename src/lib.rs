@@ -58,7 +58,9 @@
 //!
 //! **From run to files.** [`model::RunResult`] is the one result of a run; the exporters in
 //! [`export`] turn it (or a sweep's plan and runs) into bytes; [`report`] derives the
-//! sweep's regions and headroom and draws the pictures from the same data; [`experiment`]
+//! sweep's regions and headroom (with [`stats`]: the sweep's plan, the sequential test of
+//! a probe, the fitted collapse curve and its confidence interval) and draws the pictures
+//! from the same data; [`experiment`]
 //! writes everything atomically (a temporary name, then a rename).
 
 pub mod engine;

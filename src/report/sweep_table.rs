@@ -3,7 +3,7 @@
 
 use super::human_time::budget_spent_at;
 use super::sweep::{Region, SweepReport};
-use crate::experiment::plan::{Bound, CollapseTime};
+use crate::stats::plan::{Bound, CollapseTime};
 use std::fmt::Write;
 
 /// A number for tables: up to 4 significant decimals, `-` for none.
