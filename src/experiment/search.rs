@@ -29,7 +29,7 @@ use crate::engine::time::{ns_to_secs, secs_to_ns};
 use crate::scenario::sweep::{AxisUnit, MAX_BISECTIONS};
 use crate::stats::logistic::{Interval, Logistic, pinned, scale_floor, separated};
 use crate::stats::plan::{Branch, Run};
-use crate::stats::sequential::{Decision, decide};
+use crate::stats::sequential::{Decision, decide, seeds_to_decide};
 use rayon::prelude::*;
 
 /// The most probes the focus step adds per branch.
@@ -141,36 +141,45 @@ impl Search<'_> {
         // Both branches at every probe, so that every value's cell has both (the regions
         // and the picture read both); `branch` is the one the test decides.
         let both = [Branch::Baseline, Branch::Triggered];
-        if !sequential {
-            // A fixed batch: every seed at once.
-            let jobs: Vec<(u32, Branch)> =
-                (0..self.seeds).flat_map(|k| both.map(|b| (k, b))).collect();
+        // Seeds run in batches that never waste a run: a branch that is `d` seeds from its
+        // nearest possible decision needs at least `d` more whatever they give, so the
+        // next `d` (the fewest over the branches still open) run side by side. The seeds
+        // run, and so every output, are those of one seed at a time.
+        let mut next = 0;
+        while next < self.seeds {
+            let undecided = |b: Branch| {
+                let (f, n) = self.failed(p.runs(b));
+                decide(f, n - f) == Decision::Undecided
+            };
+            let open: Vec<Branch> = match branch {
+                None => both.into_iter().filter(|&b| undecided(b)).collect(),
+                Some(b) => [b].into_iter().filter(|&b| undecided(b)).collect(),
+            };
+            if sequential && open.is_empty() {
+                break;
+            }
+            let batch = if sequential {
+                open.iter()
+                    .map(|&b| {
+                        let (f, n) = self.failed(p.runs(b));
+                        seeds_to_decide(f, n - f)
+                    })
+                    .min()
+                    .unwrap_or(1)
+            } else {
+                self.seeds
+            }
+            .clamp(1, self.seeds - next);
+            let jobs: Vec<(u32, Branch)> = (next..next + batch)
+                .flat_map(|k| both.map(|b| (k, b)))
+                .collect();
             let runs: Vec<Run> = jobs
                 .par_iter()
                 .with_max_len(1)
                 .map(|&(k, b)| run(value, seed(k), b))
                 .collect::<Result<_, _>>()?;
             runs.into_iter().for_each(|r| p.keep(r));
-            return Ok(p);
-        }
-        for k in 0..self.seeds {
-            let (b, t) = rayon::join(
-                || run(value, seed(k), Branch::Baseline),
-                || run(value, seed(k), Branch::Triggered),
-            );
-            p.keep(b?);
-            p.keep(t?);
-            let decided = |b: Branch| {
-                let (f, n) = self.failed(p.runs(b));
-                decide(f, n - f) != Decision::Undecided
-            };
-            let done = match branch {
-                None => decided(Branch::Baseline) && decided(Branch::Triggered),
-                Some(b) => decided(b),
-            };
-            if done {
-                break;
-            }
+            next += batch;
         }
         Ok(p)
     }

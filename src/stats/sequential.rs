@@ -56,6 +56,18 @@ pub fn fewest_seeds() -> usize {
         .unwrap_or(1)
 }
 
+/// The fewest more seeds that could decide a probe now at `failed` and `healthy`: all of
+/// one kind, whichever kind decides sooner. Fewer cannot decide it, whatever they give,
+/// so that many can run side by side without running one the test would not have.
+pub fn seeds_to_decide(failed: usize, healthy: usize) -> u32 {
+    (1..=u32::MAX)
+        .find(|&m| {
+            decide(failed + m as usize, healthy) != Decision::Undecided
+                || decide(failed, healthy + m as usize) != Decision::Undecided
+        })
+        .unwrap_or(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,5 +128,21 @@ mod tests {
         assert_eq!(decide(4, 2), Decision::Undecided);
         assert_eq!(decide(5, 2), Decision::Above);
         assert_eq!(decide(2, 5), Decision::Below);
+        assert_eq!(seeds_to_decide(0, 0), 3);
+        assert_eq!(seeds_to_decide(2, 1), 2);
+        assert_eq!(seeds_to_decide(2, 0), 1);
+        // No fewer seeds can decide: the batch never holds a run the test would skip.
+        for (f, h) in [(0, 0), (1, 0), (2, 1), (4, 4), (5, 3)] {
+            let m = seeds_to_decide(f, h) as usize;
+            for k in 0..m {
+                for g in 0..=k {
+                    assert_eq!(
+                        decide(f + g, h + k - g),
+                        Decision::Undecided,
+                        "{f} {h} {k} {g}"
+                    );
+                }
+            }
+        }
     }
 }
