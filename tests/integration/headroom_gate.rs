@@ -51,7 +51,8 @@ fn a_design_short_of_the_headroom_fails_naming_its_bound_with_every_output_writt
     assert_eq!(o.status.code(), Some(1), "{err}");
     let text = std::fs::read_to_string(out.join("mm1/tipping.json")).unwrap();
     let r: Value = serde_json::from_str(&text).unwrap();
-    let low = r["variants"][0]["headroom_interval"][0].as_f64().unwrap();
+    // The bound is the low end of the headroom's 95% confidence interval.
+    let low = r["variants"][0]["headroom_ci95"][0].as_f64().unwrap();
     assert!(low < 1.5, "{low}");
     let line = err
         .lines()
