@@ -36,6 +36,7 @@ pub mod budget;
 pub mod cache;
 pub mod calls;
 pub mod event;
+pub mod fork;
 pub mod hedging;
 pub mod histogram;
 pub mod interventions;

@@ -2,7 +2,7 @@
 //!
 //! 1. Bracket: every value of the grid (`points` from `from` to `to`) is probed, in
 //!    parallel. A probe runs seeds one at a time, each seed's baseline and triggered runs
-//!    side by side, until the sequential test ([`crate::stats::sequential`]: is the
+//!    as one run forked at the trigger ([`crate::model::fork`]), until the sequential test ([`crate::stats::sequential`]: is the
 //!    failed share below or above one half, at 5% error) decides both branches, or
 //!    `seeds` (the most per probe) are spent. A probe far from any edge costs 3 seeds;
 //!    one near an edge, where seeds disagree, more.
@@ -38,8 +38,9 @@ pub const FOCUS_PROBES: u32 = 6;
 /// The seeds of a focus probe (fewer when `seeds` is smaller).
 pub const FOCUS_SEEDS: u32 = 10;
 
-/// Runs one (value, seed, branch) of the variant being searched.
-pub type RunAt<'a> = dyn Fn(f64, u32, Branch) -> Result<Run, Error> + Sync + 'a;
+/// Runs one (value, seed) of the variant being searched: its baseline and triggered runs,
+/// in that order.
+pub type RunAt<'a> = dyn Fn(f64, u32) -> Result<[Run; 2], Error> + Sync + 'a;
 
 /// What the search needs to know of the sweep.
 pub struct Search<'a> {
@@ -170,15 +171,12 @@ impl Search<'_> {
                 self.seeds
             }
             .clamp(1, self.seeds - next);
-            let jobs: Vec<(u32, Branch)> = (next..next + batch)
-                .flat_map(|k| both.map(|b| (k, b)))
-                .collect();
-            let runs: Vec<Run> = jobs
-                .par_iter()
+            let pairs: Vec<[Run; 2]> = (next..next + batch)
+                .into_par_iter()
                 .with_max_len(1)
-                .map(|&(k, b)| run(value, seed(k), b))
+                .map(|k| run(value, seed(k)))
                 .collect::<Result<_, _>>()?;
-            runs.into_iter().for_each(|r| p.keep(r));
+            pairs.into_iter().flatten().for_each(|r| p.keep(r));
             next += batch;
         }
         Ok(p)
@@ -280,6 +278,8 @@ mod tests {
     use super::*;
     use std::sync::Mutex;
 
+    const BOTH: [Branch; 2] = [Branch::Baseline, Branch::Triggered];
+
     fn at(value: f64, seed: u32, branch: Branch, healthy: bool) -> Run {
         Run {
             variant: 0,
@@ -306,9 +306,12 @@ mod tests {
         };
         // Seeds disagree near 45: a broad curve, so the search focuses.
         let runs = s
-            .run(&|x, seed, b| {
-                let ok = b == Branch::Baseline || (seed as f64 * 0.618).fract() * 40.0 + 25.0 > x;
-                Ok(at(x, seed, b, ok))
+            .run(&|x, seed| {
+                Ok(BOTH.map(|b| {
+                    let ok =
+                        b == Branch::Baseline || (seed as f64 * 0.618).fract() * 40.0 + 25.0 > x;
+                    at(x, seed, b, ok)
+                }))
             })
             .unwrap();
         let mut by_seed = std::collections::HashMap::new();
@@ -335,13 +338,15 @@ mod tests {
         };
         let count = Mutex::new(0usize);
         let runs = s
-            .run(&|x, seed, b| {
-                *count.lock().unwrap() += 1;
-                let ok = match b {
-                    Branch::Baseline => x < 87.6,
-                    Branch::Triggered => x < 31.3,
-                };
-                Ok(at(x, seed, b, ok))
+            .run(&|x, seed| {
+                *count.lock().unwrap() += 2;
+                Ok(BOTH.map(|b| {
+                    let ok = match b {
+                        Branch::Baseline => x < 87.6,
+                        Branch::Triggered => x < 31.3,
+                    };
+                    at(x, seed, b, ok)
+                }))
             })
             .unwrap();
         let first = |b: Branch| {
@@ -378,7 +383,7 @@ mod tests {
             healthy: &healthy,
         };
         let runs = s
-            .run(&|x, seed, b| Ok(at(x, seed, b, b == Branch::Baseline || x < 3.0)))
+            .run(&|x, seed| Ok(BOTH.map(|b| at(x, seed, b, b == Branch::Baseline || x < 3.0))))
             .unwrap();
         let values: Vec<f64> = runs.iter().step_by(2).map(|r| r.value[0]).collect();
         assert_eq!(values, [1.0, 2.0, 3.0, 5.0]);

@@ -417,17 +417,21 @@ impl Sweep {
                         tolerance: self.plan.variants[v].tolerance,
                         healthy: &healthy,
                     };
-                    search.run(&|x, seed, branch| {
-                        let (measure, trace) = self.run_at(v, [x, 0.0], seed, branch)?;
+                    search.run(&|x, seed| {
+                        let pair = self.run_pair_at(v, [x, 0.0], seed)?;
                         tick();
-                        Ok(Run {
-                            variant: v,
-                            value: [x, 0.0],
-                            seed,
-                            branch,
-                            measure,
-                            trace,
-                        })
+                        tick();
+                        let [b, t] = pair;
+                        Ok([(Branch::Baseline, b), (Branch::Triggered, t)].map(
+                            |(branch, (measure, trace))| Run {
+                                variant: v,
+                                value: [x, 0.0],
+                                seed,
+                                branch,
+                                measure,
+                                trace,
+                            },
+                        ))
                     })
                 })
                 .collect::<Result<_, _>>()?;
@@ -455,29 +459,83 @@ impl Sweep {
         value: [f64; 2],
         seed: u32,
         branch: Branch,
-    ) -> Result<(Option<f64>, Option<Trace>), Error> {
+    ) -> Result<Outcome, Error> {
         let sc = self.scenario_at(variant, value, branch)?;
+        let gauge = self.gauge(&sc, branch)?;
+        let result = model::run_until(&sc, seed as u64, &mut |now, rows| gauge.settled(rows, now));
+        read(&gauge, result)
+    }
+
+    /// Runs one seed's baseline and triggered runs at `value`, as [`Sweep::run_at`] would
+    /// each, but as one run up to the trigger ([`model::fork`]): the same results, the part
+    /// before the trigger simulated once. Returns them in that order.
+    fn run_pair_at(
+        &self,
+        variant: usize,
+        value: [f64; 2],
+        seed: u32,
+    ) -> Result<[Outcome; 2], Error> {
+        let sb = self.scenario_at(variant, value, Branch::Baseline)?;
+        let st = self.scenario_at(variant, value, Branch::Triggered)?;
+        let (gb, gt) = (
+            self.gauge(&sb, Branch::Baseline)?,
+            self.gauge(&st, Branch::Triggered)?,
+        );
+        let run = seed as u64;
+        let Some(at) = model::fork::common_prefix(&st, &sb) else {
+            let (b, t) = rayon::join(
+                || self.run_at(variant, value, seed, Branch::Baseline),
+                || self.run_at(variant, value, seed, Branch::Triggered),
+            );
+            return Ok([b?, t?]);
+        };
+        let wall = std::time::Instant::now();
+        let (lt, lb) = model::fork::fork(
+            &st,
+            &sb,
+            run,
+            at,
+            &mut |now, rows| gt.settled(rows, now),
+            &mut |now, rows| gb.settled(rows, now),
+        );
+        let (rt, rb) = rayon::join(
+            || lt.finish(run, wall, |now, rows| gt.settled(rows, now)),
+            || lb.finish(run, wall, |now, rows| gb.settled(rows, now)),
+        );
+        Ok([read(&gb, rb)?, read(&gt, rt)?])
+    }
+
+    /// The gauge of a run of `sc` on `branch`; an error names a measure the runs do not
+    /// produce.
+    fn gauge(&self, sc: &Scenario, branch: Branch) -> Result<Gauge, Error> {
         let t = sc.tipping.as_ref().unwrap_or(&self.tipping);
         let columns = scenario::columns::columns(&sc.config);
         let gauge = Gauge::new(t, &columns, sc.duration)
             .map_err(|msg| self.loader.problem("tipping.measure", &msg, &self.sets))?;
-        let gauge = match branch {
+        Ok(match branch {
             Branch::Triggered => gauge.triggered(t),
             Branch::Baseline => gauge,
-        };
-        let result = model::run_until(&sc, seed as u64, &mut |now, rows| gauge.settled(rows, now));
-        Ok(match result {
-            Err(SimError::Runaway { .. }) => (None, None),
-            Err(e) => return Err(e.into()),
-            Ok(r) => {
-                let to = secs_to_ns(r.summary.sim_duration_s);
-                (
-                    gauge.measure(&r.series.rows, to),
-                    Some(gauge.trace(&r.series.rows, to)),
-                )
-            }
         })
     }
+}
+
+/// A run's measure and trace.
+type Outcome = (Option<f64>, Option<Trace>);
+
+/// A run's measure and trace read by its gauge: none for a run that ran away (it has
+/// certainly failed, and the sweep goes on).
+fn read(gauge: &Gauge, result: Result<RunResult, SimError>) -> Result<Outcome, Error> {
+    Ok(match result {
+        Err(SimError::Runaway { .. }) => (None, None),
+        Err(e) => return Err(e.into()),
+        Ok(r) => {
+            let to = secs_to_ns(r.summary.sim_duration_s);
+            (
+                gauge.measure(&r.series.rows, to),
+                Some(gauge.trace(&r.series.rows, to)),
+            )
+        }
+    })
 }
 
 /// Runs `f` on a pool of `jobs` threads (0: all cores); with 0, inside a pool already

@@ -95,6 +95,17 @@ impl Limits {
         }
     }
 
+    /// The budgets of each of `n` runs that share this run's memory (a forked pair of
+    /// runs, [`super::fork`], holds two simulations where one ran).
+    pub fn split(self, n: u64) -> Self {
+        let n = n.max(1);
+        Self {
+            memory: self.memory / n,
+            sharers: self.sharers.saturating_mul(n),
+            events: self.events,
+        }
+    }
+
     /// The ceiling as the message names it.
     fn ceiling(&self) -> String {
         if self.sharers > 1 {

@@ -71,7 +71,21 @@ pub struct Simulation<'a> {
     /// The run's budgets (memory ceiling, events).
     pub(super) limits: Limits,
     /// The bytes of what the run holds from start to end ([`known_uses`]).
-    known_bytes: u64,
+    pub(super) known_bytes: u64,
+}
+
+/// How [`Simulation::drive`] stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Drive {
+    /// The run has ended.
+    Ended,
+    /// The next event is at or after the time asked for.
+    Paused,
+}
+
+/// The bytes of `uses`, in all.
+pub(super) fn bytes_of(uses: &[Use]) -> u64 {
+    uses.iter().fold(0, |a, u| a.saturating_add(u.bytes))
 }
 
 /// Runs `sc` once with run index `run` (0 for a plain run; sweeps use one per seed).
@@ -164,7 +178,7 @@ impl<'a> Simulation<'a> {
             prefetch: false,
             job_calls: Vec::new(),
             limits: Limits::current(),
-            known_bytes: known.iter().fold(0, |a, u| a.saturating_add(u.bytes)),
+            known_bytes: bytes_of(known),
             cfg,
         }
     }
@@ -190,17 +204,48 @@ impl<'a> Simulation<'a> {
         self.run_loop(stop)
     }
 
-    /// The event loop. `stop` is generic so that a plain run (`|_, _| false`) compiles to the
-    /// loop without the check.
+    /// A whole run: starts it and drives it to its end. `stop` is generic so that a plain
+    /// run (`|_, _| false`) compiles to the loop without the check.
     fn run_loop<S: FnMut(SimTime, &[Vec<f64>]) -> bool>(
         mut self,
         mut stop: S,
     ) -> Result<RunResult, SimError> {
         let wall = std::time::Instant::now();
         self.schedule_start();
-        while let Some((t, ev)) = self.queue.pop() {
+        self.drive::<false, S>(SimTime::MAX, &mut stop)?;
+        self.conclude(wall)
+    }
+
+    /// Ends a run that has stopped (at its end, or where `stop` said so) and builds its
+    /// result; `wall` is when it started.
+    pub(super) fn conclude(mut self, wall: std::time::Instant) -> Result<RunResult, SimError> {
+        self.now = self.end;
+        let mut result = self.finish()?;
+        result.wall_s = wall.elapsed().as_secs_f64();
+        Ok(result)
+    }
+
+    /// The event loop: pops each event, advances the clock, counts it, prefetches and
+    /// dispatches it; after a window end asks `stop` whether the run may end there, and
+    /// checks the budgets every [`CHECK_EVERY`] events. It returns [`Drive::Ended`] when
+    /// the run has ended (past its end, no event left, or `stop`: then its end is now),
+    /// and with `BEFORE` [`Drive::Paused`] as soon as the next event is at or after
+    /// `until`, with that event still pending ([`super::fork`]).
+    #[inline(always)]
+    pub(super) fn drive<const BEFORE: bool, S: FnMut(SimTime, &[Vec<f64>]) -> bool>(
+        &mut self,
+        until: SimTime,
+        stop: &mut S,
+    ) -> Result<Drive, SimError> {
+        loop {
+            if BEFORE && self.queue.peek_time().is_some_and(|t| t >= until) {
+                return Ok(Drive::Paused);
+            }
+            let Some((t, ev)) = self.queue.pop() else {
+                return Ok(Drive::Ended);
+            };
             if t > self.end {
-                break;
+                return Ok(Drive::Ended);
             }
             self.now = t;
             self.events += 1;
@@ -211,16 +256,10 @@ impl<'a> Simulation<'a> {
             self.dispatch(ev);
             if window && self.now < self.end && stop(self.now, self.sampler.rows()) {
                 self.end = self.now;
-                break;
+                return Ok(Drive::Ended);
             }
-            if self.events.is_multiple_of(CHECK_EVERY) {
-                self.check_limits()?;
-            }
+            self.check_due()?;
         }
-        self.now = self.end;
-        let mut result = self.finish()?;
-        result.wall_s = wall.elapsed().as_secs_f64();
-        Ok(result)
     }
 
     /// Schedules what a run starts with: each class's first arrival, the timetable, the
@@ -241,6 +280,17 @@ impl<'a> Simulation<'a> {
         // One window end pending at a time keeps the queue small.
         self.queue
             .schedule(self.sc.window.min(self.end), Event::WindowEnd);
+    }
+
+    /// Checks the run's budgets and hard limits when a check is due (every
+    /// [`CHECK_EVERY`] events).
+    #[inline(always)]
+    pub(super) fn check_due(&self) -> Result<(), SimError> {
+        if self.events.is_multiple_of(CHECK_EVERY) {
+            self.check_limits()
+        } else {
+            Ok(())
+        }
     }
 
     /// Checks the run's budgets and hard limits (every [`CHECK_EVERY`] events).
