@@ -38,9 +38,9 @@ pub const FOCUS_PROBES: u32 = 6;
 /// The seeds of a focus probe (fewer when `seeds` is smaller).
 pub const FOCUS_SEEDS: u32 = 10;
 
-/// Runs one (value, seed) of the variant being searched: its baseline and triggered runs,
-/// in that order.
-pub type RunAt<'a> = dyn Fn(f64, u32) -> Result<[Run; 2], Error> + Sync + 'a;
+/// Runs one (value, seed) of the variant being searched: the run of one branch, or with
+/// `None` its baseline and triggered runs, in that order.
+pub type RunAt<'a> = dyn Fn(f64, u32, Option<Branch>) -> Result<Vec<Run>, Error> + Sync + 'a;
 
 /// What the search needs to know of the sweep.
 pub struct Search<'a> {
@@ -124,7 +124,10 @@ impl Search<'_> {
 
     /// Probes one value with the seeds of probe number `block`: seed after seed until the
     /// sequential test decides `branch` (both branches for `None`), or the seeds are
-    /// spent.
+    /// spent; with `sequential` false (a focus probe), every seed for `branch`. A branch
+    /// runs only until the test decides it (the other branch of a one-branch probe too,
+    /// which runs beside it so that the cell has both): a seed runs as a forked pair while
+    /// both branches are open, as one run once only one is.
     fn probe(
         &self,
         value: f64,
@@ -139,44 +142,52 @@ impl Search<'_> {
             triggered: Vec::new(),
         };
         let seed = |k: u32| u32::try_from(block * self.seeds as u64 + k as u64).unwrap_or(u32::MAX);
-        // Both branches at every probe, so that every value's cell has both (the regions
-        // and the picture read both); `branch` is the one the test decides.
         let both = [Branch::Baseline, Branch::Triggered];
+        // The branches the probe decides, and the one that only keeps it company.
+        let (main, other): (Vec<Branch>, Option<Branch>) = match branch {
+            None => (both.to_vec(), None),
+            Some(b) => (vec![b], both.into_iter().find(|&o| o != b)),
+        };
         // Seeds run in batches that never waste a run: a branch that is `d` seeds from its
         // nearest possible decision needs at least `d` more whatever they give, so the
         // next `d` (the fewest over the branches still open) run side by side. The seeds
         // run, and so every output, are those of one seed at a time.
         let mut next = 0;
         while next < self.seeds {
-            let undecided = |b: Branch| {
+            let to_decide = |b: Branch| {
                 let (f, n) = self.failed(p.runs(b));
-                decide(f, n - f) == Decision::Undecided
+                (decide(f, n - f) == Decision::Undecided).then(|| seeds_to_decide(f, n - f))
             };
-            let open: Vec<Branch> = match branch {
-                None => both.into_iter().filter(|&b| undecided(b)).collect(),
-                Some(b) => [b].into_iter().filter(|&b| undecided(b)).collect(),
-            };
+            let open: Vec<(Branch, u32)> = main
+                .iter()
+                .filter_map(|&b| to_decide(b).map(|d| (b, d)))
+                .collect();
             if sequential && open.is_empty() {
                 break;
             }
-            let batch = if sequential {
-                open.iter()
-                    .map(|&b| {
-                        let (f, n) = self.failed(p.runs(b));
-                        seeds_to_decide(f, n - f)
-                    })
-                    .min()
-                    .unwrap_or(1)
+            // The branches this batch runs, and the most seeds before one could be decided.
+            let (mut running, mut batch): (Vec<Branch>, u32) = if sequential {
+                let d = open.iter().map(|&(_, d)| d).min().unwrap_or(1);
+                (open.iter().map(|&(b, _)| b).collect(), d)
             } else {
-                self.seeds
+                // A focus probe's own branch takes every seed.
+                (main.clone(), self.seeds)
+            };
+            if let Some((o, d)) = other.and_then(|o| to_decide(o).map(|d| (o, d))) {
+                running.push(o);
+                batch = batch.min(d);
             }
-            .clamp(1, self.seeds - next);
-            let pairs: Vec<[Run; 2]> = (next..next + batch)
+            let batch = batch.clamp(1, self.seeds - next);
+            let only = match running[..] {
+                [b] => Some(b),
+                _ => None,
+            };
+            let runs: Vec<Vec<Run>> = (next..next + batch)
                 .into_par_iter()
                 .with_max_len(1)
-                .map(|k| run(value, seed(k)))
+                .map(|k| run(value, seed(k), only))
                 .collect::<Result<_, _>>()?;
-            pairs.into_iter().flatten().for_each(|r| p.keep(r));
+            runs.into_iter().flatten().for_each(|r| p.keep(r));
             next += batch;
         }
         Ok(p)
@@ -278,7 +289,12 @@ mod tests {
     use super::*;
     use std::sync::Mutex;
 
-    const BOTH: [Branch; 2] = [Branch::Baseline, Branch::Triggered];
+    /// The branches a call runs: one, or both.
+    fn branches(only: Option<Branch>) -> impl Iterator<Item = Branch> {
+        [Branch::Baseline, Branch::Triggered]
+            .into_iter()
+            .filter(move |&b| only.is_none_or(|o| o == b))
+    }
 
     fn at(value: f64, seed: u32, branch: Branch, healthy: bool) -> Run {
         Run {
@@ -306,12 +322,14 @@ mod tests {
         };
         // Seeds disagree near 45: a broad curve, so the search focuses.
         let runs = s
-            .run(&|x, seed| {
-                Ok(BOTH.map(|b| {
-                    let ok =
-                        b == Branch::Baseline || (seed as f64 * 0.618).fract() * 40.0 + 25.0 > x;
-                    at(x, seed, b, ok)
-                }))
+            .run(&|x, seed, only| {
+                Ok(branches(only)
+                    .map(|b| {
+                        let ok = b == Branch::Baseline
+                            || (seed as f64 * 0.618).fract() * 40.0 + 25.0 > x;
+                        at(x, seed, b, ok)
+                    })
+                    .collect())
             })
             .unwrap();
         let mut by_seed = std::collections::HashMap::new();
@@ -320,6 +338,23 @@ mod tests {
             assert_eq!(*v, r.value[0], "seed {} at two values", r.seed);
         }
         assert!(runs.len() > 4 * grid.len(), "{}", runs.len());
+        // The baseline, always healthy, is decided by its first three seeds in every probe
+        // (probe j has seeds 6j to 6j + 5), however many the triggered branch takes there.
+        let mut per_probe = std::collections::BTreeMap::new();
+        for r in &runs {
+            let n = per_probe.entry(r.seed / 6).or_insert([0, 0]);
+            n[r.branch as usize] += 1;
+        }
+        assert!(
+            per_probe
+                .values()
+                .all(|n| n[Branch::Baseline as usize] == 3)
+        );
+        assert!(
+            per_probe
+                .values()
+                .any(|n| n[Branch::Triggered as usize] > 3)
+        );
     }
 
     /// A deterministic system that collapses from 31.3 and is overloaded from 87.6: the
@@ -338,15 +373,18 @@ mod tests {
         };
         let count = Mutex::new(0usize);
         let runs = s
-            .run(&|x, seed| {
-                *count.lock().unwrap() += 2;
-                Ok(BOTH.map(|b| {
-                    let ok = match b {
-                        Branch::Baseline => x < 87.6,
-                        Branch::Triggered => x < 31.3,
-                    };
-                    at(x, seed, b, ok)
-                }))
+            .run(&|x, seed, only| {
+                let runs: Vec<Run> = branches(only)
+                    .map(|b| {
+                        let ok = match b {
+                            Branch::Baseline => x < 87.6,
+                            Branch::Triggered => x < 31.3,
+                        };
+                        at(x, seed, b, ok)
+                    })
+                    .collect();
+                *count.lock().unwrap() += runs.len();
+                Ok(runs)
             })
             .unwrap();
         let first = |b: Branch| {
@@ -383,7 +421,11 @@ mod tests {
             healthy: &healthy,
         };
         let runs = s
-            .run(&|x, seed| Ok(BOTH.map(|b| at(x, seed, b, b == Branch::Baseline || x < 3.0))))
+            .run(&|x, seed, only| {
+                Ok(branches(only)
+                    .map(|b| at(x, seed, b, b == Branch::Baseline || x < 3.0))
+                    .collect())
+            })
             .unwrap();
         let values: Vec<f64> = runs.iter().step_by(2).map(|r| r.value[0]).collect();
         assert_eq!(values, [1.0, 2.0, 3.0, 5.0]);

@@ -18,7 +18,7 @@ use crate::report::{phase_plot, sweep_plot};
 use crate::scenario::sweep::{Axis, AxisUnit, Health, Measure, Method, Tipping};
 use crate::scenario::{self, Loader, Override, Scenario, ScenarioError};
 use crate::stats::plan::{
-    AxisPlan, Bound, Branch, CollapseTime, Kind, Plan, Run, RunPoint, Trace, VariantPlan,
+    AxisPlan, Bound, Branch, CollapseTime, Kind, Plan, Point, Run, RunPoint, Trace, VariantPlan,
 };
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -280,25 +280,42 @@ impl Sweep {
     }
 
     /// Runs the given runs on `jobs` threads (0: all cores), calling `tick` after each.
-    /// The results come back in the order of `indices`.
+    /// The results come back in the order of `indices`. A seed's baseline and triggered
+    /// runs that follow each other in `indices` run as one forked run
+    /// ([`Sweep::run_pair_at`]).
     pub fn run(
         &self,
         indices: &[u64],
         jobs: usize,
         tick: &(dyn Fn() + Sync),
     ) -> Result<Vec<RunPoint>, Error> {
+        // Each task: a position in `indices` and whether it starts a pair there.
+        let mut tasks = Vec::new();
+        let mut k = 0;
+        while k < indices.len() {
+            let i = indices[k];
+            let pair = i.is_multiple_of(2) && indices.get(k + 1) == Some(&(i + 1));
+            tasks.push((i, pair));
+            k += if pair { 2 } else { 1 };
+        }
         in_pool(jobs, || {
-            // One run per task: run times differ by an order of magnitude between healthy
-            // and storming points, so coarse chunks would leave one thread idle at the end.
-            indices
+            // One run (or pair) per task: run times differ by an order of magnitude between
+            // healthy and storming points, so coarse chunks would leave one thread idle at
+            // the end.
+            let done: Vec<Vec<RunPoint>> = tasks
                 .par_iter()
                 .with_max_len(1)
-                .map(|&i| {
-                    let r = self.run_one(i);
-                    tick();
+                .map(|&(i, pair)| {
+                    let r = if pair {
+                        self.run_pair(i)
+                    } else {
+                        self.run_one(i).map(|r| vec![r])
+                    };
+                    r.iter().flatten().for_each(|_| tick());
                     r
                 })
-                .collect()
+                .collect::<Result<_, _>>()?;
+            Ok(done.into_iter().flatten().collect())
         })
     }
 
@@ -417,21 +434,29 @@ impl Sweep {
                         tolerance: self.plan.variants[v].tolerance,
                         healthy: &healthy,
                     };
-                    search.run(&|x, seed| {
-                        let pair = self.run_pair_at(v, [x, 0.0], seed)?;
-                        tick();
-                        tick();
-                        let [b, t] = pair;
-                        Ok([(Branch::Baseline, b), (Branch::Triggered, t)].map(
-                            |(branch, (measure, trace))| Run {
-                                variant: v,
-                                value: [x, 0.0],
-                                seed,
-                                branch,
-                                measure,
-                                trace,
-                            },
-                        ))
+                    search.run(&|x, seed, only| {
+                        let value = [x, 0.0];
+                        let runs: Vec<(Branch, Outcome)> = match only {
+                            Some(b) => vec![(b, self.run_at(v, value, seed, b)?)],
+                            None => {
+                                let [b, t] = self.run_pair_at(v, value, seed)?;
+                                vec![(Branch::Baseline, b), (Branch::Triggered, t)]
+                            }
+                        };
+                        Ok(runs
+                            .into_iter()
+                            .map(|(branch, (measure, trace))| {
+                                tick();
+                                Run {
+                                    variant: v,
+                                    value,
+                                    seed,
+                                    branch,
+                                    measure,
+                                    trace,
+                                }
+                            })
+                            .collect())
                     })
                 })
                 .collect::<Result<_, _>>()?;
@@ -441,13 +466,33 @@ impl Sweep {
 
     fn run_one(&self, i: u64) -> Result<RunPoint, Error> {
         let p = self.plan.point(i);
-        let at = |a: usize| self.axes.get(a).map_or(0.0, |axis| axis.values[p.at[a]]);
-        let (measure, trace) = self.run_at(p.variant, [at(0), at(1)], p.seed, p.branch)?;
+        let (measure, trace) = self.run_at(p.variant, self.values(&p), p.seed, p.branch)?;
         Ok(RunPoint {
             index: i,
             measure,
             trace,
         })
+    }
+
+    /// Runs `i` (a baseline run) and `i + 1` (its seed's triggered run) as a pair.
+    fn run_pair(&self, i: u64) -> Result<Vec<RunPoint>, Error> {
+        let p = self.plan.point(i);
+        let pair = self.run_pair_at(p.variant, self.values(&p), p.seed)?;
+        Ok(pair
+            .into_iter()
+            .zip(i..)
+            .map(|((measure, trace), index)| RunPoint {
+                index,
+                measure,
+                trace,
+            })
+            .collect())
+    }
+
+    /// The swept values of a point of the grid.
+    fn values(&self, p: &Point) -> [f64; 2] {
+        let at = |a: usize| self.axes.get(a).map_or(0.0, |axis| axis.values[p.at[a]]);
+        [at(0), at(1)]
     }
 
     /// Runs one run of a sweep, stopping it as soon as its class is settled; its measure

@@ -118,8 +118,10 @@ impl VariantTipping {
         }
     }
 
-    /// The headroom as a table cell: `0.43 (0.36-0.43)`, `> 3.67` when nothing in the
-    /// range tips, `<= 0.2` when it tips at the bottom, `-` without an operating point.
+    /// The headroom as a table cell, for people (3 significant figures): `0.43 (95% CI
+    /// 0.36-0.45)`; without an interval `0.43 (bracket 0.36-0.45)` (the bracket the search
+    /// closed in on, not a confidence interval), `> 3.67` when nothing in the range tips,
+    /// `<= 0.2` when it tips at the bottom, `-` without an operating point.
     pub fn headroom_cell(&self) -> String {
         if self.headroom_ci95.is_some() {
             return with_ci(self.headroom, self.headroom_ci95);
@@ -127,16 +129,16 @@ impl VariantTipping {
         match (self.headroom, self.headroom_interval) {
             (Some(h), Some([lo, hi])) => {
                 format!(
-                    "{} ({}-{})",
-                    short(Some(h)),
-                    short(Some(lo)),
-                    short(Some(hi))
+                    "{} (bracket {}-{})",
+                    sig3(Some(h)),
+                    sig3(Some(lo)),
+                    sig3(Some(hi))
                 )
             }
             _ => match (self.headroom_above, self.headroom_at_most) {
-                (Some(a), _) => format!("> {}", short(Some(a))),
-                (_, Some(b)) => format!("<= {}", short(Some(b))),
-                _ => short(self.headroom),
+                (Some(a), _) => format!("> {}", sig3(Some(a))),
+                (_, Some(b)) => format!("<= {}", sig3(Some(b))),
+                _ => sig3(self.headroom),
             },
         }
     }
@@ -362,8 +364,8 @@ fn precision(
             Some(false),
             Some(format!(
                 "the seed budget ran out first: the 95% interval is {}{unit} wide, the tolerance asks for at most {}{unit} ({runs} triggered runs at {} values); raise tipping.seeds, or accept the interval",
-                short(Some(b - a)),
-                short(Some(2.0 * tolerance)),
+                sig3(Some(b - a)),
+                sig3(Some(2.0 * tolerance)),
                 points.len()
             )),
         ),

@@ -25,7 +25,7 @@ pub fn sig3(x: Option<f64>) -> String {
 }
 
 /// A point with its 95% confidence interval, for people: `14.3 (95% CI 12.8-15.6)`; the
-/// point alone when there is no interval.
+/// point alone (3 significant figures) when there is no interval.
 pub fn with_ci(x: Option<f64>, ci: Option<[f64; 2]>) -> String {
     match (x, ci) {
         (Some(x), Some([a, b])) => format!(
@@ -34,7 +34,7 @@ pub fn with_ci(x: Option<f64>, ci: Option<[f64; 2]>) -> String {
             sig3(Some(a)),
             sig3(Some(b))
         ),
-        _ => short(x),
+        _ => sig3(x),
     }
 }
 
@@ -272,6 +272,6 @@ mod tests {
             with_ci(Some(14.286), Some([12.84, 15.62])),
             "14.3 (95% CI 12.8-15.6)"
         );
-        assert_eq!(with_ci(Some(14.286), None), "14.286");
+        assert_eq!(with_ci(Some(14.286), None), "14.3");
     }
 }
