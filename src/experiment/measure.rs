@@ -25,7 +25,9 @@
 
 use crate::engine::time::{NS_PER_S, SimTime, ns_to_secs};
 use crate::model::histogram::Histogram;
-use crate::report::verdict::{Tally, Verdict, classify, row_spans, shortest_deadline_s, window_spans};
+use crate::report::verdict::{
+    Tally, Verdict, classify, row_spans, shortest_deadline_s, window_spans,
+};
 use crate::scenario::sweep::{Health, Measure, Tipping};
 use crate::scenario::{self, Column, Config};
 use crate::stats::plan::Trace;
@@ -224,7 +226,11 @@ impl Gauge {
             }
             Kind::Ratio { good, offered, .. } => {
                 let o = sum(offered);
-                Some(if o > 0.0 { (sum(good) / o).min(1.0) } else { 1.0 })
+                Some(if o > 0.0 {
+                    (sum(good) / o).min(1.0)
+                } else {
+                    1.0
+                })
             }
             Kind::Slo {
                 cols,
@@ -255,9 +261,7 @@ impl Gauge {
         complete_only: bool,
     ) -> SimTime {
         let pieces = self.pieces(row_spans(rows, to));
-        let failed = |p: &Piece| {
-            (p.complete || !complete_only) && !self.health.is_healthy(p.value)
-        };
+        let failed = |p: &Piece| (p.complete || !complete_only) && !self.health.is_healthy(p.value);
         pieces
             .iter()
             .rev()
@@ -382,7 +386,11 @@ impl Gauge {
 /// failed and refused share of the requests that ended is at most `errors`. A window in
 /// which requests were offered and none ended fails (nothing was answered); one with
 /// nothing offered or ended meets it.
-fn slo_met((offered, good, failed, slow): (f64, f64, f64, f64), quantile: f64, errors: f64) -> bool {
+fn slo_met(
+    (offered, good, failed, slow): (f64, f64, f64, f64),
+    quantile: f64,
+    errors: f64,
+) -> bool {
     let ended = good + failed;
     if ended == 0.0 {
         return offered == 0.0;
@@ -672,7 +680,11 @@ mod tests {
             // 300 ms, but the window's p99 is 500 ms.
             (&[(5, 100)][..], 0.3, false),
         ] {
-            let busy = if merged_meets { busy } else { &[(5, 9800), (500, 200)][..] };
+            let busy = if merged_meets {
+                busy
+            } else {
+                &[(5, 9800), (500, 200)][..]
+            };
             let (rows, merged) = slo_rows(&[(busy, 0.0), (quiet, 0.0)], bound_s);
             let g = slo_gauge(0.99, bound_s, 0.01, 2, 2);
             let p99 = merged.quantile(0.99).unwrap() / 1e9;

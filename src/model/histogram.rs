@@ -247,7 +247,11 @@ mod tests {
             x ^= x >> 7;
             x ^= x << 17;
             let v = 1_000_000 + x % 400_000_000;
-            if i % 7 == 0 { b.record(v * 2) } else { a.record(v) }
+            if i % 7 == 0 {
+                b.record(v * 2)
+            } else {
+                a.record(v)
+            }
         }
         let mut merged = a.clone();
         merged.merge(&b);

@@ -190,17 +190,18 @@ impl Loader {
             }
         };
         // An SLO measure reads its class's slow requests: the one column it adds.
-        config.slow = match tipping.as_ref().map(|t| &t.measure) {
-            Some(Measure::Slo(slo)) => config
-                .classes
-                .iter()
-                .position(|c| c.name == slo.class)
-                .map(|class| SlowCount {
-                    class,
-                    above_ns: slo.bound_ns,
-                }),
-            _ => None,
-        };
+        config.slow =
+            match tipping.as_ref().map(|t| &t.measure) {
+                Some(Measure::Slo(slo)) => config
+                    .classes
+                    .iter()
+                    .position(|c| c.name == slo.class)
+                    .map(|class| SlowCount {
+                        class,
+                        above_ns: slo.bound_ns,
+                    }),
+                _ => None,
+            };
         let collapse = validate::collapse(&raw, &config)
             .map_err(|(path, msg)| self.invalid(&path, &msg, &origins))?;
         let config = Arc::new(config);

@@ -13,8 +13,8 @@ use crate::scenario::spec::Config;
 use crate::scenario::spec::hysteresis::{DEFAULT_STEPS, Hysteresis, MAX_RUN_NS, MAX_STEPS};
 use crate::scenario::spec::sweep::{
     Axis, AxisUnit, DEFAULT_ADAPTIVE_SEEDS, DEFAULT_SLO_HEALTHY_ABOVE, DEFAULT_SLO_WINDOW_NS,
-    Health, MAX_RUNS, Measure, Method, Phase, RECOVERY_HORIZONS, Slo, Tipping,
-    UNBOUNDED_BLOCK_NS, spaced,
+    Health, MAX_RUNS, Measure, Method, Phase, RECOVERY_HORIZONS, Slo, Tipping, UNBOUNDED_BLOCK_NS,
+    spaced,
 };
 use crate::scenario::strict::Strict;
 use serde::Deserialize;
@@ -168,7 +168,9 @@ pub fn tipping(
             Some(x) if !(0.0..1.0).contains(&x) => {
                 return bad(
                     "tipping.healthy_above",
-                    format!("an SLO measure is a share from 0 to 1: the threshold must be at least 0 and below 1, not {x}"),
+                    format!(
+                        "an SLO measure is a share from 0 to 1: the threshold must be at least 0 and below 1, not {x}"
+                    ),
                 );
             }
             Some(_) => None,
@@ -605,7 +607,12 @@ fn measure(
 /// quantile (`p50`, `p90`, `p99`, `p999`) with its bound, `errors` (a share from 0 to 1)
 /// and `window` (default one minute), a whole number of time-series rows of `step`, of
 /// which the measuring window `(first_row, end)` holds at least one.
-fn slo(t: &RawTipping, class: String, step: SimTime, (first_row, end): (SimTime, SimTime)) -> V<Slo> {
+fn slo(
+    t: &RawTipping,
+    class: String,
+    step: SimTime,
+    (first_row, end): (SimTime, SimTime),
+) -> V<Slo> {
     let Some(raw) = &t.slo else {
         return bad(
             "tipping.slo",
