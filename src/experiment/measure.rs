@@ -715,8 +715,8 @@ mod tests {
         let (bad, _) = slo_rows(&[(fast, 15.0), (few, 5.0)], 0.2);
         assert_eq!(g.measure(&bad, 2 * S), Some(0.0));
         // Nothing offered meets it; offered and nothing ended does not.
-        assert_eq!(slo_met((0.0, 0.0, 0.0, 0.0), 0.99, 0.01), true);
-        assert_eq!(slo_met((5.0, 0.0, 0.0, 0.0), 0.99, 0.01), false);
+        assert!(slo_met((0.0, 0.0, 0.0, 0.0), 0.99, 0.01));
+        assert!(!slo_met((5.0, 0.0, 0.0, 0.0), 0.99, 0.01));
         // Four windows of 2 s: met, failed, met, failed = 0.5, time-weighted.
         let mut run = Vec::new();
         for (k, w) in [&ok, &bad, &ok, &bad].iter().enumerate() {
