@@ -205,3 +205,24 @@ fn a_goodput_ratio_sweep_has_no_capacity_at_slo() {
     assert!(v["overload_point"].as_f64().is_some(), "{v}");
     assert!(!out.contains("capacity at SLO"), "{out}");
 }
+
+/// `brink run` of a scenario whose measure is an SLO writes the class's slow requests
+/// (`request.slow_per_s`) and gives the run its verdict by the SLO; a scenario without one
+/// keeps its columns.
+#[test]
+fn a_run_of_an_slo_scenario_writes_its_slow_requests_and_its_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mm1slo.toml");
+    std::fs::write(&file, MM1).unwrap();
+    let o = brink(["run"]).arg(&file).arg("--out").arg(dir.path()).run();
+    let out = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{out}");
+    let csv = std::fs::read_to_string(dir.path().join("mm1slo/timeseries.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    assert!(header.contains(&"request.slow_per_s"), "{header:?}");
+    // At 50 requests/s the p99 is ln(100)/50 = 92 ms, well within 153.5 ms.
+    assert!(out.contains("after the trigger: healthy"), "{out}");
+    let plain = scenario(MMC);
+    let r = run(&plain, 0);
+    assert!(r.series.column("request.slow_per_s").is_none());
+}
