@@ -111,11 +111,10 @@ pub fn slo_notes(r: &SweepReport) -> Vec<String> {
                     sig3(Some(a)),
                     sig3(Some(b))
                 ),
-                (Some(c), None) => format!(
-                    "{}{unit} (no interval: the range does not pin it down)",
-                    sig3(Some(c))
-                ),
-                (None, _) => format!("above the swept range: every value met {}", r.measure),
+                (Some(c), None) => format!("{}{unit} (no 95% interval)", sig3(Some(c))),
+                (None, _) => {
+                    "above the swept range (no value failed its SLO without a trigger)".to_string()
+                }
             };
             format!("{}: capacity at SLO {at}", v.variant)
         })

@@ -529,8 +529,9 @@ fn labels(section: &str, label: &Option<String>, unit: &Option<String>, axis: &m
     Ok(())
 }
 
-/// Checks a measure name: `goodput_ratio.CLASS`, or a column of the time-series schema
-/// ([`columns`]) but `time_s`. A name under another table of the file (neither a class, a
+/// Checks a measure name: `goodput_ratio.CLASS` (its block the class's timeout),
+/// `slo.CLASS` (its objective read by [`slo`] against the metrics `step` and the measuring
+/// `window`), or a column of the time-series schema ([`columns`]) but `time_s`. A name under another table of the file (neither a class, a
 /// pool nor an event, such as `[cache.NAME]`) is accepted here and checked once a run has
 /// produced its columns.
 fn measure(
