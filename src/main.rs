@@ -9,6 +9,7 @@ use brink::stats::plan::Kind;
 use clap::{CommandFactory, Parser};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Instant;
 
 #[path = "cli/args.rs"]
@@ -278,10 +279,11 @@ fn scenario_and_dir(a: RunArgs) -> anyhow::Result<(Scenario, PathBuf)> {
     let mut sc = loader.load_run(a.variant.as_deref(), &sets)?;
     // The tipping section gives the run's verdict, where it holds with these overrides
     // (a run does not need it: one that moves the trigger out of its window still runs).
-    sc.tipping = loader
-        .load(a.variant.as_deref(), &sets)
-        .ok()
-        .and_then(|full| full.tipping);
+    // An SLO measure's verdict reads its column of slow requests, so the run writes it.
+    if let Ok(full) = loader.load(a.variant.as_deref(), &sets) {
+        Arc::make_mut(&mut sc.config).slow = full.config.slow;
+        sc.tipping = full.tipping;
+    }
     // The seed without `--seed` (the scenario's own): `--seed` with it is no override.
     let own = match a.seed {
         Some(_) => {

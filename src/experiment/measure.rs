@@ -1,20 +1,33 @@
 //! What a sweep measures of one run, and when the run may stop.
 //!
-//! The measure is the time-weighted mean, over the time-series rows that start inside the
-//! measuring window, of each row's value: for `goodput_ratio.CLASS` the row's goodput over
-//! its offered load, capped at 1 (a window that drains a backlog does not make up for one
-//! that failed; 1 when nothing was offered), for a column its value (rows without one,
-//! such as a p99 with no success, are left out).
+//! The measure is the time-weighted mean, over the *pieces* of the measuring window, of
+//! each piece's value; a piece is a stretch of consecutive whole time-series rows:
+//! - for a column, one row, valued at the column (rows without one, such as a p99 with
+//!   no success, are left out);
+//! - for `goodput_ratio.CLASS`, a block of rows at least as long as the class's timeout
+//!   (one second without one), valued at its goodput over its offered load as a ratio of
+//!   sums, capped at 1 (a block that drains a backlog does not make up for one that
+//!   failed; 1 when nothing was offered). A request offered in one row may be answered in
+//!   the next: the ratio of a short row scatters around 1 and the cap biases a mean of
+//!   them down (a lightly loaded M/M/c "collapsed" with 80 ms rows, issue 21). Rows at
+//!   least that long are blocks of one row, valued as before;
+//! - for `slo.CLASS`, an SLO window of `tipping.slo.window`, 1 when the class met its
+//!   objective over the window (the latency quantile of the window's successes, from the
+//!   rows' counts of slow requests, and the error ratio, both ratios of sums), else 0.
 //!
-//! Because every row's value lies in known bounds ([0, 1] for a ratio, a hit ratio or a
-//! breaker's open share, [0, inf) for the other columns) and the window's length is known,
-//! a run can be stopped as soon as no rest of the run could move its measure across the
-//! health threshold: [`Gauge::settled`]. That is exact, not a heuristic: a stopped run has
-//! the class it would have had at the end. Collapsed runs, whose storms are the costly
-//! ones, settle a fifth of the way into their window.
+//! Every piece's value lies in known bounds ([0, 1] for a ratio, an SLO window, a hit
+//! ratio or a breaker's open share, [0, inf) for the other columns) and the window's
+//! length is known, so a run can be stopped as soon as no rest of the run could move its
+//! measure across the health threshold: [`Gauge::settled`] (a piece still open counts as
+//! rest). That is exact, not a heuristic: a stopped run has the class it would have had
+//! at the end. Collapsed runs, whose storms are the costly ones, settle a fifth of the way
+//! into their window.
 
-use crate::engine::time::{SimTime, ns_to_secs, secs_to_ns};
-use crate::report::verdict::{Tally, Verdict, classify, shortest_deadline_s, window_rows};
+use crate::engine::time::{NS_PER_S, SimTime, ns_to_secs};
+use crate::model::histogram::Histogram;
+use crate::report::verdict::{
+    Tally, Verdict, classify, row_spans, shortest_deadline_s, window_spans,
+};
 use crate::scenario::sweep::{Health, Measure, Tipping};
 use crate::scenario::{self, Column, Config};
 use crate::stats::plan::Trace;
@@ -23,7 +36,7 @@ use crate::stats::plan::Trace;
 #[derive(Debug, Clone)]
 pub struct Gauge {
     kind: Kind,
-    /// The class a goodput ratio measures, whose requests a verdict tallies.
+    /// The class a goodput ratio or an SLO measures, whose requests a verdict tallies.
     class: Option<String>,
     health: Health,
     window_start: SimTime,
@@ -36,10 +49,44 @@ pub struct Gauge {
 
 #[derive(Debug, Clone, Copy)]
 enum Kind {
-    /// Columns of a class's goodput and offered load.
-    Ratio { good: usize, offered: usize },
+    /// Columns of a class's goodput and offered load, over blocks at least `block` long.
+    Ratio {
+        good: usize,
+        offered: usize,
+        block: SimTime,
+    },
     /// One column and the bounds of its values.
     Column { at: usize, hi: f64 },
+    /// A class's SLO over windows of `window`.
+    Slo {
+        cols: SloColumns,
+        quantile: f64,
+        errors: f64,
+        window: SimTime,
+    },
+}
+
+/// Where an SLO's counts are in a row (per second, as every rate).
+#[derive(Debug, Clone, Copy)]
+struct SloColumns {
+    offered: usize,
+    good: usize,
+    failed: usize,
+    rejected: usize,
+    slow: usize,
+}
+
+/// Consecutive rows measured as one: a row, a goodput-ratio block or an SLO window.
+#[derive(Debug, Clone, Copy)]
+struct Piece {
+    /// The first row's `time_s`.
+    from_s: f64,
+    from: SimTime,
+    /// Where the last row ends.
+    to: SimTime,
+    value: Option<f64>,
+    /// False for a block or SLO window that is still short of its length and can grow.
+    complete: bool,
 }
 
 impl Gauge {
@@ -67,17 +114,32 @@ impl Gauge {
                 )
             })
         };
-        let class = match measure {
-            Measure::GoodputRatio { class } => Some(class.clone()),
-            Measure::Column(_) => None,
-        };
-        let kind = match measure {
-            Measure::GoodputRatio { class } => {
-                let col = |m: scenario::Measure| at(&format!("{class}.{}", m.suffix()));
+        let col = |class: &str, m: scenario::Measure| at(&format!("{class}.{}", m.suffix()));
+        let (kind, class) = match measure {
+            Measure::GoodputRatio { class, block_ns } => (
                 Kind::Ratio {
-                    good: col(scenario::Measure::Goodput)?,
-                    offered: col(scenario::Measure::Offered)?,
-                }
+                    good: col(class, scenario::Measure::Goodput)?,
+                    offered: col(class, scenario::Measure::Offered)?,
+                    block: *block_ns,
+                },
+                Some(class.clone()),
+            ),
+            Measure::Slo(slo) => {
+                let c = |m| col(&slo.class, m);
+                let cols = SloColumns {
+                    offered: c(scenario::Measure::Offered)?,
+                    good: c(scenario::Measure::Goodput)?,
+                    failed: c(scenario::Measure::Failed)?,
+                    rejected: c(scenario::Measure::Rejected)?,
+                    slow: c(scenario::Measure::SlowPerS)?,
+                };
+                let kind = Kind::Slo {
+                    cols,
+                    quantile: slo.quantile,
+                    errors: slo.errors,
+                    window: slo.window_ns,
+                };
+                (kind, Some(slo.class.clone()))
             }
             Measure::Column(name) => {
                 let i = at(name)?;
@@ -85,7 +147,7 @@ impl Gauge {
                     scenario::Measure::HitRatio | scenario::Measure::BreakerOpen => 1.0,
                     _ => f64::INFINITY,
                 };
-                Kind::Column { at: i, hi }
+                (Kind::Column { at: i, hi }, None)
             }
         };
         Ok(Self {
@@ -105,49 +167,127 @@ impl Gauge {
         self
     }
 
-    /// Where the last failed row after the trigger ends (the trigger's end when none
-    /// failed): a recovery starts there at the earliest. Rows end where the next begins,
-    /// the last at `to`.
-    fn healthy_from(&self, rows: &[Vec<f64>], to: SimTime, trigger_end: SimTime) -> SimTime {
-        let healthy = |row: &Vec<f64>| self.health.is_healthy(self.value(row));
-        match rows.iter().rposition(|r| !healthy(r)) {
-            None => trigger_end,
-            Some(k) => rows
-                .get(k + 1)
-                .map_or(to, |r| secs_to_ns(r[0]))
-                .max(trigger_end),
+    /// The shortest a piece may be: a row is always one whole piece.
+    fn piece_ns(&self) -> SimTime {
+        match self.kind {
+            Kind::Ratio { block, .. } => block,
+            Kind::Column { .. } => 0,
+            Kind::Slo { window, .. } => window,
         }
     }
 
-    /// The value of one row, if it has one.
-    fn value(&self, row: &[f64]) -> Option<f64> {
-        let x = match self.kind {
-            Kind::Ratio { good, offered } => {
-                if row[offered] > 0.0 {
+    /// The rows, in order with their spans, grouped into pieces: each as few consecutive
+    /// rows as reach [`Gauge::piece_ns`]; the last may fall short (complete only when it
+    /// reaches the end of the run).
+    fn pieces<'a>(&self, spans: impl Iterator<Item = (&'a [f64], SimTime, SimTime)>) -> Vec<Piece> {
+        let spans: Vec<_> = spans.collect();
+        let least = self.piece_ns();
+        let mut out = Vec::new();
+        let mut first = 0;
+        for (k, &(_, _, next)) in spans.iter().enumerate() {
+            let from = spans[first].1;
+            let last = k + 1 == spans.len();
+            let long = next.saturating_sub(from) >= least;
+            if long || last {
+                let group = &spans[first..=k];
+                out.push(Piece {
+                    from_s: group[0].0[0],
+                    from,
+                    to: next,
+                    value: self.value(group).filter(|x| x.is_finite()),
+                    complete: long || next >= self.end,
+                });
+                first = k + 1;
+            }
+        }
+        out
+    }
+
+    /// The value of a piece of these rows (with their spans), if it has one.
+    fn value(&self, group: &[(&[f64], SimTime, SimTime)]) -> Option<f64> {
+        // Each row's rate times its length: a count (seconds, as rates are per second).
+        let sum = |i: usize| -> f64 {
+            group
+                .iter()
+                .map(|(row, from, next)| row[i] * next.saturating_sub(*from) as f64)
+                .sum::<f64>()
+                / NS_PER_S as f64
+        };
+        match self.kind {
+            Kind::Column { at, .. } => Some(group[0].0[at]),
+            // One row: its own ratio, as it always was (the same bytes).
+            Kind::Ratio { good, offered, .. } if group.len() == 1 => {
+                let row = group[0].0;
+                Some(if row[offered] > 0.0 {
                     (row[good] / row[offered]).min(1.0)
                 } else {
                     1.0
-                }
+                })
             }
-            Kind::Column { at, .. } => row[at],
-        };
-        x.is_finite().then_some(x)
+            Kind::Ratio { good, offered, .. } => {
+                let o = sum(offered);
+                Some(if o > 0.0 {
+                    (sum(good) / o).min(1.0)
+                } else {
+                    1.0
+                })
+            }
+            Kind::Slo {
+                cols,
+                quantile,
+                errors,
+                ..
+            } => {
+                let count = |i| sum(i).round();
+                let (good, failed) = (count(cols.good), count(cols.failed) + count(cols.rejected));
+                let met = slo_met(
+                    (count(cols.offered), good, failed, count(cols.slow)),
+                    quantile,
+                    errors,
+                );
+                Some(if met { 1.0 } else { 0.0 })
+            }
+        }
     }
 
-    /// The bounds of a row's value.
+    /// Where the last failed piece after the trigger ends (the trigger's end when none
+    /// failed): a recovery starts there at the earliest. Pieces still open are left out
+    /// with `complete_only` (they could yet fail or not).
+    fn healthy_from(
+        &self,
+        rows: &[Vec<f64>],
+        to: SimTime,
+        trigger_end: SimTime,
+        complete_only: bool,
+    ) -> SimTime {
+        let pieces = self.pieces(row_spans(rows, to));
+        let failed = |p: &Piece| (p.complete || !complete_only) && !self.health.is_healthy(p.value);
+        pieces
+            .iter()
+            .rev()
+            .find(|p| failed(p))
+            .map_or(trigger_end, |p| p.to.max(trigger_end))
+    }
+
+    /// The bounds of a piece's value.
     fn bounds(&self) -> (f64, f64) {
         match self.kind {
-            Kind::Ratio { .. } => (0.0, 1.0),
+            Kind::Ratio { .. } | Kind::Slo { .. } => (0.0, 1.0),
             Kind::Column { hi, .. } => (0.0, hi),
         }
     }
 
-    /// The weighted sum and weight (ns) of the rows inside the window, the last row ending
-    /// at `to`.
-    fn sums(&self, rows: &[Vec<f64>], to: SimTime) -> (f64, f64) {
+    /// The pieces of the window, the last row ending at `to`.
+    fn window(&self, rows: &[Vec<f64>], to: SimTime) -> Vec<Piece> {
+        self.pieces(window_spans(rows, self.window_start, self.end, to))
+    }
+
+    /// The weighted sum and weight (ns) of these pieces' values.
+    fn sums<'a>(pieces: impl Iterator<Item = &'a Piece>) -> (f64, f64) {
         let mut acc = (0.0, 0.0);
-        for (row, w) in window_rows(rows, self.window_start, self.end, to) {
-            if let Some(x) = self.value(row).filter(|_| w > 0.0) {
+        for p in pieces {
+            let w = p.to.saturating_sub(p.from) as f64;
+            if let Some(x) = p.value.filter(|_| w > 0.0) {
                 acc = (acc.0 + x * w, acc.1 + w);
             }
         }
@@ -156,7 +296,7 @@ impl Gauge {
 
     /// The measure of a run whose rows end at `to`: `None` when the window holds no value.
     pub fn measure(&self, rows: &[Vec<f64>], to: SimTime) -> Option<f64> {
-        let (s, n) = self.sums(rows, to);
+        let (s, n) = Self::sums(self.window(rows, to).iter());
         (n > 0.0).then(|| s / n)
     }
 
@@ -180,21 +320,26 @@ impl Gauge {
     }
 
     /// True when the run, its rows ending at `now`, can no longer change class: every way
-    /// the rest of the window could go (rows at either bound, or without values) gives the
-    /// same health.
+    /// the rest of the window could go (pieces at either bound, or without values) gives
+    /// the same health. A block or SLO window still open is part of the rest.
     ///
     /// With `recover_within` R (a triggered run, [`Gauge::triggered`]) the class is whether
     /// the run recovered within R, and a recovery must last R to the end of the run. That
-    /// is known early only one way: once a failed row ends later than R before the end, no
-    /// rest can give a healthy stretch of R, so the run cannot recover (nor recover
+    /// is known early only one way: once a failed piece ends later than R before the end,
+    /// no rest can give a healthy stretch of R, so the run cannot recover (nor recover
     /// slowly) and stops. A run that could still recover runs to its end: a later failed
-    /// row could always undo a recovery, so "recovered" is known only there.
+    /// piece could always undo a recovery, so "recovered" is known only there.
     pub fn settled(&self, rows: &[Vec<f64>], now: SimTime) -> bool {
         if let Some((trigger_end, within)) = self.recovery {
-            return self.healthy_from(rows, now, trigger_end) > self.end.saturating_sub(within);
+            return self.healthy_from(rows, now, trigger_end, true)
+                > self.end.saturating_sub(within);
         }
-        let (s, n) = self.sums(rows, now);
-        let rest = self.end.saturating_sub(now.max(self.window_start)) as f64;
+        let pieces = self.window(rows, now);
+        let (s, n) = Self::sums(pieces.iter().filter(|p| p.complete));
+        let open = pieces.iter().find(|p| !p.complete).map(|p| p.from);
+        let rest = self
+            .end
+            .saturating_sub(open.unwrap_or(now.max(self.window_start))) as f64;
         let (lo, hi) = self.bounds();
         // The final mean moves monotonically with the weight and the value of the rest,
         // so its extremes are: no more values, or the whole rest at either bound.
@@ -212,23 +357,46 @@ impl Gauge {
         ends.iter().all(|m| self.health.is_healthy(*m) == first)
     }
 
-    /// How the run went: how long it ran, and from when it was stuck (every row failed to
-    /// its end).
+    /// How the run went: how long it ran, and from when it was stuck (every piece failed
+    /// to its end).
     pub fn trace(&self, rows: &[Vec<f64>], ran_to: SimTime) -> Trace {
-        let healthy = |row: &Vec<f64>| self.health.is_healthy(self.value(row));
-        let stuck = rows.iter().rposition(healthy).map_or(0, |k| k + 1);
+        let pieces = self.pieces(row_spans(rows, ran_to));
+        let stuck = pieces
+            .iter()
+            .rposition(|p| self.health.is_healthy(p.value))
+            .map_or(0, |k| k + 1);
         // Recovered: healthy from some time after the trigger to the end of the run, at
         // least `recover_within` long.
         let recovered_s = self.recovery.and_then(|(trigger_end, within)| {
-            let from = self.healthy_from(rows, ran_to, trigger_end);
+            let from = self.healthy_from(rows, ran_to, trigger_end, false);
             (ran_to.saturating_sub(from) >= within).then(|| ns_to_secs(from - trigger_end))
         });
         Trace {
             ran_s: ns_to_secs(ran_to),
-            stuck_s: rows.get(stuck).map(|r| r[0]),
+            stuck_s: pieces.get(stuck).map(|p| p.from_s),
             recovered_s,
         }
     }
+}
+
+/// Whether one SLO window met its objective, from its counts: `offered`, the successes
+/// `good`, the failed and refused requests `failed`, and the successes slower than the
+/// latency bound `slow`. The latency quantile of the window's successes is at most the
+/// bound exactly when at most `good - rank` are slower ([`Histogram::count_above`]); the
+/// failed and refused share of the requests that ended is at most `errors`. A window in
+/// which requests were offered and none ended fails (nothing was answered); one with
+/// nothing offered or ended meets it.
+fn slo_met(
+    (offered, good, failed, slow): (f64, f64, f64, f64),
+    quantile: f64,
+    errors: f64,
+) -> bool {
+    let ended = good + failed;
+    if ended == 0.0 {
+        return offered == 0.0;
+    }
+    let fast_enough = good == 0.0 || slow <= good - Histogram::rank(quantile, good as u64) as f64;
+    fast_enough && failed <= errors * ended
 }
 
 #[cfg(test)]
@@ -289,7 +457,10 @@ mod tests {
     #[test]
     fn the_ratio_is_capped_per_row_and_weighted_by_time_inside_the_window() {
         let g = gauge(
-            Measure::GoodputRatio { class: "r".into() },
+            Measure::GoodputRatio {
+                class: "r".into(),
+                block_ns: S,
+            },
             Health::Above(0.8),
             10,
             40,
@@ -311,7 +482,10 @@ mod tests {
     #[test]
     fn a_run_is_settled_exactly_when_no_rest_can_change_its_class() {
         let g = gauge(
-            Measure::GoodputRatio { class: "r".into() },
+            Measure::GoodputRatio {
+                class: "r".into(),
+                block_ns: S,
+            },
             Health::Above(0.8),
             0,
             100,
@@ -350,7 +524,10 @@ mod tests {
     #[test]
     fn a_triggered_run_recovers_when_healthy_to_the_end_and_stops_only_when_it_cannot() {
         let mut g = gauge(
-            Measure::GoodputRatio { class: "r".into() },
+            Measure::GoodputRatio {
+                class: "r".into(),
+                block_ns: S,
+            },
             Health::Above(0.8),
             10,
             100,
@@ -389,10 +566,186 @@ mod tests {
         assert_eq!(g.trace(&r, 100 * S).recovered_s, None);
     }
 
+    /// A class's goodput ratio over rows shorter than its block (3 s of 1 s rows): what
+    /// one row offers the next answers, so each block's value is its ratio of sums (1
+    /// here), where a mean of capped per-row ratios reads 2/3 (issue 21).
+    #[test]
+    fn a_goodput_ratio_over_short_rows_is_a_ratio_of_sums_over_blocks() {
+        let mut g = gauge(
+            Measure::GoodputRatio {
+                class: "r".into(),
+                block_ns: 3 * S,
+            },
+            Health::Above(0.8),
+            0,
+            6,
+        );
+        let secs = |xs: &[(f64, f64)]| -> Vec<Vec<f64>> {
+            xs.iter()
+                .enumerate()
+                .map(|(k, (o, gd))| vec![k as f64, *o, *gd, 0.0])
+                .collect()
+        };
+        let r = secs(&[(10.0, 0.0), (0.0, 10.0), (10.0, 10.0)].repeat(2));
+        assert_eq!(g.measure(&r, 6 * S), Some(1.0));
+        // The same rows measured row by row (a block of one row): the old reading.
+        g.kind = Kind::Ratio {
+            good: 2,
+            offered: 1,
+            block: S,
+        };
+        let per_row = g.measure(&r, 6 * S).unwrap();
+        assert!((per_row - 2.0 / 3.0).abs() < 1e-12, "{per_row}");
+        g.kind = Kind::Ratio {
+            good: 2,
+            offered: 1,
+            block: 3 * S,
+        };
+        // An open block is rest, not a failure: two failed rows of a 6 s window do not
+        // settle the run (the third row could answer them); a closed failed block does
+        // (at best 0.5 of the window).
+        let failed = secs(&[(10.0, 0.0); 3]);
+        assert!(!g.settled(&failed[..2], 2 * S));
+        assert!(g.settled(&failed, 3 * S));
+        // A trace counts in blocks too: stuck from the failed block's start.
+        let mut late = secs(&[(10.0, 10.0); 3]);
+        late.extend(secs(&[(10.0, 0.0); 3]).into_iter().map(|mut x| {
+            x[0] += 3.0;
+            x
+        }));
+        assert_eq!(g.trace(&late, 6 * S).stuck_s, Some(3.0));
+    }
+
+    /// An SLO gauge over 1 s rows of (offered, goodput, failed, rejected, slow) per
+    /// second, with SLO windows of `window_rows` rows, over a run of `end_s` seconds.
+    fn slo_gauge(quantile: f64, bound_s: f64, errors: f64, window_rows: u64, end_s: u64) -> Gauge {
+        let col = |measure: M, name: &str| Column {
+            owner: if measure == M::Time {
+                Owner::Time
+            } else {
+                Owner::Class(0)
+            },
+            measure,
+            name: name.into(),
+        };
+        let cols = [
+            col(M::Time, "time_s"),
+            col(M::Offered, "r.offered_per_s"),
+            col(M::Goodput, "r.goodput_per_s"),
+            col(M::Failed, "r.failed_per_s"),
+            col(M::Rejected, "r.rejected_per_s"),
+            col(M::SlowPerS, "r.slow_per_s"),
+        ];
+        let slo = crate::scenario::sweep::Slo {
+            class: "r".into(),
+            quantile,
+            bound_ns: (bound_s * 1e9) as u64,
+            errors,
+            window_ns: window_rows * S,
+        };
+        Gauge::of(&Measure::Slo(slo), Health::Above(0.5), &cols, 0, end_s * S).unwrap()
+    }
+
+    /// 1 s rows from histograms of their successes' latencies (ms) and their failures,
+    /// as the sampler writes them: goodput and the count above the bound per second.
+    fn slo_rows(rows: &[(&[(u64, u64)], f64)], bound_s: f64) -> (Vec<Vec<f64>>, Histogram) {
+        let mut merged = Histogram::new();
+        let out = rows
+            .iter()
+            .enumerate()
+            .map(|(k, (latencies, failed))| {
+                let mut h = Histogram::new();
+                for &(ms, n) in *latencies {
+                    (0..n).for_each(|_| h.record(ms * 1_000_000));
+                }
+                merged.merge(&h);
+                let good = h.count() as f64;
+                let slow = h.count_above(bound_s * 1e9) as f64;
+                vec![k as f64, good + failed, good, *failed, 0.0, slow]
+            })
+            .collect();
+        (out, merged)
+    }
+
+    /// One SLO window of two rows, a busy one whose p99 is 10 ms and a quiet one whose
+    /// p99 is 500 ms: the window's p99 is that of its requests (the merged histogram),
+    /// not the mean of the rows' p99s, either way round.
+    #[test]
+    fn an_slo_window_takes_its_quantile_over_its_requests_not_a_mean_of_rows() {
+        let busy: &[(u64, u64)] = &[(5, 9800), (10, 200)];
+        for (quiet, bound_s, merged_meets) in [
+            // 50 slow of 10,050: the 9,950th is 10 ms; the rows' mean p99 is 255 ms.
+            (&[(500u64, 50u64)][..], 0.2, true),
+            // A busy row with 2% at 500 ms and a quiet fast row: mean p99 252.5 ms, under
+            // 300 ms, but the window's p99 is 500 ms.
+            (&[(5, 100)][..], 0.3, false),
+        ] {
+            let busy = if merged_meets {
+                busy
+            } else {
+                &[(5, 9800), (500, 200)][..]
+            };
+            let (rows, merged) = slo_rows(&[(busy, 0.0), (quiet, 0.0)], bound_s);
+            let g = slo_gauge(0.99, bound_s, 0.01, 2, 2);
+            let p99 = merged.quantile(0.99).unwrap() / 1e9;
+            assert_eq!(p99 <= bound_s, merged_meets, "{p99}");
+            let row_p99 = |l: &[(u64, u64)]| {
+                let (_, h) = slo_rows(&[(l, 0.0)], bound_s);
+                h.quantile(0.99).unwrap() / 1e9
+            };
+            let mean = (row_p99(busy) + row_p99(quiet)) / 2.0;
+            assert_ne!(mean <= bound_s, merged_meets, "{mean}");
+            let want = if merged_meets { 1.0 } else { 0.0 };
+            assert_eq!(g.measure(&rows, 2 * S), Some(want));
+        }
+    }
+
+    /// The error ratio of an SLO window is its failures over the requests that ended in
+    /// it (a ratio of sums); the run's measure is the share of windows that met the SLO,
+    /// and a window still open settles nothing.
+    #[test]
+    fn an_slo_measure_is_the_share_of_windows_that_met_it() {
+        let fast: &[(u64, u64)] = &[(1, 995)];
+        let few: &[(u64, u64)] = &[(1, 9)];
+        // 5 of 1,000 and 1 of 10 failed: per row 0.5% and 10%, over the window 6/1,010.
+        let (ok, _) = slo_rows(&[(fast, 5.0), (few, 1.0)], 0.2);
+        let g = slo_gauge(0.99, 0.2, 0.01, 2, 8);
+        assert_eq!(g.measure(&ok, 2 * S), Some(1.0));
+        // 20 of 1,015 failed: 2%, over the bound.
+        let (bad, _) = slo_rows(&[(fast, 15.0), (few, 5.0)], 0.2);
+        assert_eq!(g.measure(&bad, 2 * S), Some(0.0));
+        // Nothing offered meets it; offered and nothing ended does not.
+        assert!(slo_met((0.0, 0.0, 0.0, 0.0), 0.99, 0.01));
+        assert!(!slo_met((5.0, 0.0, 0.0, 0.0), 0.99, 0.01));
+        // Four windows of 2 s: met, failed, met, failed = 0.5, time-weighted.
+        let mut run = Vec::new();
+        for (k, w) in [&ok, &bad, &ok, &bad].iter().enumerate() {
+            run.extend(w.iter().cloned().map(|mut r| {
+                r[0] += 2.0 * k as f64;
+                r
+            }));
+        }
+        assert_eq!(g.measure(&run, 8 * S), Some(0.5));
+        // Healthy above 0.5 over 8 s: two failed windows (4 s) settle it; one failed
+        // window and the first row of the next (still open) do not.
+        assert!(!g.settled(&run[..5], 5 * S));
+        assert!(g.settled(&run[..8], 8 * S));
+        let mut failed_first = bad.clone();
+        failed_first.extend(bad.iter().cloned().map(|mut r| {
+            r[0] += 2.0;
+            r
+        }));
+        assert!(!g.settled(&failed_first[..3], 3 * S));
+        assert!(g.settled(&failed_first, 4 * S));
+    }
+
     #[test]
     fn the_trace_finds_the_failed_stretch_that_lasts_to_the_end() {
         let g = gauge(
-            Measure::GoodputRatio { class: "r".into() },
+            Measure::GoodputRatio {
+                class: "r".into(),
+                block_ns: S,
+            },
             Health::Above(0.8),
             0,
             50,

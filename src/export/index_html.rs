@@ -8,7 +8,7 @@
 
 use crate::report::sweep::{
     SweepReport, VariantTipping, collapse_note, headroom_rows, precision_notes, recovery_notes,
-    short,
+    short, slo_notes,
 };
 use pulldown_cmark::{Event, Options, Parser, html};
 use std::fmt::Write;
@@ -408,7 +408,11 @@ fn section(out: &mut String, s: &Section) {
         if let Some(note) = collapse_note(r) {
             let _ = writeln!(out, "<p>{}</p>", esc(&note));
         }
-        for note in precision_notes(r).into_iter().chain(recovery_notes(r)) {
+        for note in slo_notes(r)
+            .into_iter()
+            .chain(precision_notes(r))
+            .chain(recovery_notes(r))
+        {
             let _ = writeln!(out, "<p>{}</p>", esc(&note));
         }
     }

@@ -112,7 +112,7 @@ impl Histogram {
         if self.total == 0 {
             return None;
         }
-        let target = ((q * self.total as f64).ceil() as u64).clamp(1, self.total);
+        let target = Self::rank(q, self.total);
         if q > 0.5 {
             // High quantiles (p99) sit near the top: count down from there.
             let from_top = self.total - target;
@@ -133,6 +133,27 @@ impl Histogram {
             }
         }
         Some(midpoint(self.hi))
+    }
+
+    /// How many values lie in buckets whose value (what [`Histogram::quantile`] reports)
+    /// is above `v`. So `quantile(q) <= v` exactly when `count_above(v) <= n - ceil(q n)`:
+    /// the counts of rows add up to the count of their merged histogram, and a quantile
+    /// over many rows' requests is a ratio of sums.
+    pub fn count_above(&self, v: f64) -> u64 {
+        if self.total == 0 {
+            return 0;
+        }
+        (self.lo..=self.hi)
+            .rev()
+            .take_while(|&i| midpoint(i) > v)
+            .map(|i| self.counts[i])
+            .sum()
+    }
+
+    /// The rank of quantile `q` among `n` values (from 1): the one [`Histogram::quantile`]
+    /// reports.
+    pub fn rank(q: f64, n: u64) -> u64 {
+        ((q * n as f64).ceil() as u64).clamp(1, n.max(1))
     }
 
     /// Adds all of `other`'s values.
@@ -212,6 +233,42 @@ mod tests {
         assert_eq!(c.count(), 10);
         h.record(7);
         assert_eq!(h.clone().quantile(0.5), Some(7.0));
+    }
+
+    /// `count_above` agrees with `quantile` at every bound: the quantile is at most `v`
+    /// exactly when at most `n - rank` values are above it, for a histogram and for the
+    /// sum of two histograms' counts (what an SLO window adds up).
+    #[test]
+    fn count_above_tells_whether_a_quantile_is_within_a_bound() {
+        let (mut a, mut b) = (Histogram::new(), Histogram::new());
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for i in 0..20_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let v = 1_000_000 + x % 400_000_000;
+            if i % 7 == 0 {
+                b.record(v * 2)
+            } else {
+                a.record(v)
+            }
+        }
+        let mut merged = a.clone();
+        merged.merge(&b);
+        for q in [0.5, 0.9, 0.99, 0.999] {
+            for k in 0..400 {
+                let v = 1e6 + k as f64 * 2.1e6;
+                let n = merged.count();
+                let above = a.count_above(v) + b.count_above(v);
+                assert_eq!(above, merged.count_above(v));
+                assert_eq!(
+                    merged.quantile(q).unwrap() <= v,
+                    above <= n - Histogram::rank(q, n),
+                    "q={q} v={v}"
+                );
+            }
+        }
+        assert_eq!(Histogram::new().count_above(0.0), 0);
     }
 
     #[test]

@@ -22,6 +22,8 @@ pub(super) struct Sampler {
     columns: Vec<Column>,
     rows: Vec<Vec<f64>>,
     window_start: SimTime,
+    /// The latency bound of `slow_per_s` (an SLO measure's), if a class has the column.
+    slow_above_ns: f64,
     /// Where the simulated time reached is published for a progress bar.
     pub progress: Option<Arc<AtomicU64>>,
 }
@@ -37,6 +39,7 @@ impl Sampler {
             columns: columns::columns(cfg),
             rows: Vec::new(),
             window_start: 0,
+            slow_above_ns: cfg.slow.map_or(f64::INFINITY, |s| s.above_ns as f64),
             progress: None,
         }
     }
@@ -114,6 +117,9 @@ impl Simulation<'_> {
                         .quantile(0.99)
                         .map(|v| v / 1e9)
                         .unwrap_or(f64::NAN),
+                    Measure::SlowPerS => {
+                        cs.window_latency.count_above(self.sampler.slow_above_ns) as f64 / secs
+                    }
                     Measure::UsersWaiting => {
                         cs.users.as_ref().map_or(f64::NAN, |p| p.waiting() as f64)
                     }

@@ -5,7 +5,7 @@
 
 pub use super::sweep_table::{
     collapse_note, headroom_rows, headroom_table, phase_table, precision_notes, recovery_notes,
-    short, sig3, with_ci,
+    short, sig3, slo_notes, with_ci,
 };
 use crate::scenario::Provenance;
 pub use crate::stats::logistic::Logistic;
@@ -70,6 +70,14 @@ pub struct VariantTipping {
     /// The same for the overload point, from every baseline run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub overload_ci95: Option<[f64; 2]>,
+    /// With an SLO measure (`slo.CLASS`): the overload point under its breakpoint-test
+    /// name, the load up to which the design meets its objective without a trigger (the
+    /// baseline runs' crossing), and its 95% interval (`overload_ci95`). Absent for other
+    /// measures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capacity_at_slo: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capacity_at_slo_ci95: Option<[f64; 2]>,
     /// `tipping_ci95` over the operating point.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub headroom_ci95: Option<[f64; 2]>,
@@ -254,6 +262,7 @@ pub fn report(plan: &Plan, runs: &[Run]) -> SweepReport {
             // where there is one; else the bracket's interpolation.
             let tipping_point = within(tip_ci).map(|w| w.0).or(tipping_point);
             let overload_point = within(over_ci).map(|w| w.0).or(overload.map(|o| o.0));
+            let slo = plan.is_slo();
             let tipping_ci95 = within(tip_ci).map(|w| w.1);
             let (tolerance_met, tolerance_note) = precision(
                 adaptive,
@@ -284,6 +293,8 @@ pub fn report(plan: &Plan, runs: &[Run]) -> SweepReport {
                 headroom: tipping_point.and_then(over),
                 tipping_ci95,
                 overload_ci95: within(over_ci).map(|w| w.1),
+                capacity_at_slo: overload_point.filter(|_| slo),
+                capacity_at_slo_ci95: within(over_ci).map(|w| w.1).filter(|_| slo),
                 headroom_ci95: tipping_ci95
                     .and_then(|[a, b]| over(a).zip(over(b)).map(|(a, b)| [a, b])),
                 tolerance_met,

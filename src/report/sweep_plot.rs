@@ -340,7 +340,12 @@ fn draw_tipping_panel<DB: DrawingBackend>(
         ("operating", Some(v.operating_point), BLACK),
         ("tipping", v.tipping_point, region_color(Region::Metastable)),
         (
-            "overload",
+            // An SLO measure's overload point is the capacity at SLO.
+            if v.capacity_at_slo.is_some() {
+                "capacity at SLO"
+            } else {
+                "overload"
+            },
             v.overload_point,
             region_color(Region::Overloaded),
         ),

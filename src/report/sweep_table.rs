@@ -3,7 +3,7 @@
 
 use super::human_time::budget_spent_at;
 use super::sweep::{Region, SweepReport};
-use crate::stats::plan::{Bound, CollapseTime};
+use crate::stats::plan::{Bound, CollapseTime, is_slo_measure};
 use std::fmt::Write;
 
 /// A number for tables: up to 4 significant decimals, `-` for none.
@@ -89,6 +89,38 @@ pub fn recovery_notes(r: &SweepReport) -> Vec<String> {
         .collect()
 }
 
+/// With an SLO measure, one line per variant: its capacity at SLO (the overload point)
+/// with its 95% interval, 3 significant figures, as a breakpoint test reports it
+/// ("base: capacity at SLO 412 requests/s (95% CI 405-418)"). None for other measures.
+pub fn slo_notes(r: &SweepReport) -> Vec<String> {
+    if !is_slo_measure(&r.measure) {
+        return Vec::new();
+    }
+    let unit = r
+        .unit
+        .as_deref()
+        .map(|u| format!(" {u}"))
+        .unwrap_or_default();
+    r.variants
+        .iter()
+        .map(|v| {
+            let at = match (v.capacity_at_slo, v.capacity_at_slo_ci95) {
+                (Some(c), Some([a, b])) => format!(
+                    "{}{unit} (95% CI {}-{})",
+                    sig3(Some(c)),
+                    sig3(Some(a)),
+                    sig3(Some(b))
+                ),
+                (Some(c), None) => format!("{}{unit} (no 95% interval)", sig3(Some(c))),
+                (None, _) => {
+                    "above the swept range (no value failed its SLO without a trigger)".to_string()
+                }
+            };
+            format!("{}: capacity at SLO {at}", v.variant)
+        })
+        .collect()
+}
+
 /// The headroom table as rows of cells: a header, then one row per variant; a sixth
 /// column, the mean time to spontaneous collapse at the operating point, when the sweep
 /// estimated it.
@@ -98,7 +130,12 @@ pub fn headroom_rows(r: &SweepReport) -> Vec<Vec<String>> {
         "variant".to_string(),
         "operating".into(),
         "tipping".into(),
-        "overload".into(),
+        if is_slo_measure(&r.measure) {
+            "capacity at SLO"
+        } else {
+            "overload"
+        }
+        .into(),
         "headroom".into(),
     ]];
     if mttc {
@@ -217,7 +254,11 @@ pub fn headroom_table(r: &SweepReport) -> String {
         out.push_str(&note);
         out.push('\n');
     }
-    for note in precision_notes(r).into_iter().chain(recovery_notes(r)) {
+    for note in slo_notes(r)
+        .into_iter()
+        .chain(precision_notes(r))
+        .chain(recovery_notes(r))
+    {
         out.push_str(&note);
         out.push('\n');
     }

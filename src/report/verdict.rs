@@ -229,20 +229,39 @@ pub fn classify(t: &Tally, healthy: bool) -> Verdict {
     Verdict::Stuck { cause, share }
 }
 
-/// The rows inside a window, each with its length in ns: those that start at or after
+/// Every row with its start and end in ns, the last row ending at `to` (a row ends where
+/// the next begins).
+pub fn row_spans<'a>(
+    rows: &'a [Vec<f64>],
+    to: SimTime,
+) -> impl Iterator<Item = (&'a [f64], SimTime, SimTime)> + 'a {
+    rows.iter().enumerate().map(move |(k, row)| {
+        let next = rows.get(k + 1).map_or(to, |r| secs_to_ns(r[0]));
+        (row.as_slice(), secs_to_ns(row[0]), next)
+    })
+}
+
+/// The rows inside a window, with their start and end in ns: those that start at or after
 /// `start` and end by `end`, the last row ending at `to`. The one windowing rule of a
 /// sweep's measure ([`crate::experiment::measure::Gauge`]) and of a tally.
+pub fn window_spans<'a>(
+    rows: &'a [Vec<f64>],
+    start: SimTime,
+    end: SimTime,
+    to: SimTime,
+) -> impl Iterator<Item = (&'a [f64], SimTime, SimTime)> + 'a {
+    row_spans(rows, to).filter(move |&(_, from, next)| from >= start && next <= end)
+}
+
+/// The rows inside a window ([`window_spans`]), each with its length in ns.
 pub fn window_rows<'a>(
     rows: &'a [Vec<f64>],
     start: SimTime,
     end: SimTime,
     to: SimTime,
 ) -> impl Iterator<Item = (&'a [f64], f64)> + 'a {
-    rows.iter().enumerate().filter_map(move |(k, row)| {
-        let from = secs_to_ns(row[0]);
-        let next = rows.get(k + 1).map_or(to, |r| secs_to_ns(r[0]));
-        (from >= start && next <= end).then(|| (row.as_slice(), next.saturating_sub(from) as f64))
-    })
+    window_spans(rows, start, end, to)
+        .map(|(row, from, next)| (row, next.saturating_sub(from) as f64))
 }
 
 impl Tally {

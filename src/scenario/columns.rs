@@ -25,6 +25,10 @@ pub enum Measure {
     Rejected,
     /// 99th percentile latency of the window's successful requests, seconds.
     LatencyP99,
+    /// Successful requests slower than the latency bound of the sweep's SLO (the class an
+    /// `slo.CLASS` measure names only): with the goodput, the quantile of any run of rows
+    /// against the bound, taken over their requests.
+    SlowPerS,
     /// Users of a population waiting on their request at the window's end (closed-loop
     /// classes only).
     UsersWaiting,
@@ -70,7 +74,7 @@ pub enum Owner {
 
 impl Measure {
     /// Every measure, in column order within its component.
-    pub const ALL: [Measure; 19] = [
+    pub const ALL: [Measure; 20] = [
         Measure::Time,
         Measure::Offered,
         Measure::Attempts,
@@ -78,6 +82,7 @@ impl Measure {
         Measure::Failed,
         Measure::Rejected,
         Measure::LatencyP99,
+        Measure::SlowPerS,
         Measure::UsersWaiting,
         Measure::Utilization,
         Measure::QueueLen,
@@ -110,6 +115,7 @@ impl Measure {
             Measure::Failed => "failed_per_s",
             Measure::Rejected => "rejected_per_s",
             Measure::LatencyP99 => "latency_p99_s",
+            Measure::SlowPerS => "slow_per_s",
             Measure::Utilization => "utilization",
             Measure::QueueLen => "queue_len",
             Measure::UsersWaiting => "users_waiting",
@@ -136,6 +142,7 @@ impl Measure {
             | Measure::Failed
             | Measure::Rejected
             | Measure::LatencyP99
+            | Measure::SlowPerS
             | Measure::UsersWaiting => "class",
             Measure::Utilization
             | Measure::QueueLen
@@ -171,7 +178,7 @@ pub struct Column {
 }
 
 /// The columns of `timeseries.csv` for a configuration: `time_s`, then per client class its
-/// measures, per pool `utilization`, `queue_len`, `queries_per_s` (and
+/// measures (`slow_per_s` only for the class of an SLO measure), per pool `utilization`, `queue_len`, `queries_per_s` (and
 /// `primary_utilization` with replicas, `waiting_on_calls` with calls, `shed_per_s` when it
 /// sheds, `servers` when it autoscales), per cache tier `hit_ratio`, per pool call `calls_per_s`, `failed_per_s` (and
 /// `breaker_open` with a breaker), each in the order of [`Measure::ALL`]. A scenario
@@ -191,7 +198,12 @@ pub fn columns(cfg: &Config) -> Vec<Column> {
     };
     for (i, c) in cfg.client_classes().iter().enumerate() {
         for m in Measure::of("class") {
-            if m != Measure::UsersWaiting || c.users.is_some() {
+            let has = match m {
+                Measure::UsersWaiting => c.users.is_some(),
+                Measure::SlowPerS => cfg.slow.is_some_and(|s| s.class == i),
+                _ => true,
+            };
+            if has {
                 add(Owner::Class(i), &c.name, m);
             }
         }

@@ -11,7 +11,8 @@ use super::error::ScenarioError;
 use super::overrides::{self, Override};
 use super::provenance::Provenance;
 use super::raw::RawScenario;
-use super::spec::{Config, Intervention, Scenario};
+use super::spec::sweep::Measure;
+use super::spec::{Config, Intervention, Scenario, SlowCount};
 use super::strict::Strict;
 use super::validate::{self, did_you_mean};
 use assign::Scope;
@@ -173,7 +174,7 @@ impl Loader {
         sections: Sections,
     ) -> Result<Scenario, ScenarioError> {
         let (table, mut origins) = self.assigned(variant, sets)?;
-        let (raw, meta, config) = self.build(&table, &origins)?;
+        let (raw, meta, mut config) = self.build(&table, &origins)?;
         validate::starting_fleet(&config)
             .map_err(|(path, msg)| self.invalid(&path, &msg, &origins))?;
         let (tipping, phase, hysteresis) = match sections {
@@ -188,6 +189,19 @@ impl Loader {
                 (tipping, phase, hysteresis)
             }
         };
+        // An SLO measure reads its class's slow requests: the one column it adds.
+        config.slow =
+            match tipping.as_ref().map(|t| &t.measure) {
+                Some(Measure::Slo(slo)) => config
+                    .classes
+                    .iter()
+                    .position(|c| c.name == slo.class)
+                    .map(|class| SlowCount {
+                        class,
+                        above_ns: slo.bound_ns,
+                    }),
+                _ => None,
+            };
         let collapse = validate::collapse(&raw, &config)
             .map_err(|(path, msg)| self.invalid(&path, &msg, &origins))?;
         let config = Arc::new(config);
@@ -217,7 +231,8 @@ impl Loader {
                     self.apply(&mut live, &path, value, &place, Scope::Intervention)?;
                     origins.push((path, place.clone()));
                 }
-                let (_, _, next) = self.build(&live, &origins)?;
+                let (_, _, mut next) = self.build(&live, &origins)?;
+                next.slow = config.slow;
                 validate::same_structure(&current, &next).map_err(|msg| {
                     ScenarioError::Invalid {
                         place: place.clone(),

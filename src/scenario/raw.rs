@@ -431,6 +431,21 @@ pub struct RawTipping {
     /// How closely the adaptive search pins the tipping and overload points (a number in
     /// the parameter's units, or a duration for a duration axis).
     pub tolerance: Option<Value>,
+    /// The service-level objective a `slo.CLASS` measure checks over each SLO window.
+    pub slo: Option<RawSlo>,
+}
+
+/// `tipping.slo` as written: one latency quantile's bound, an error-ratio bound and the
+/// window both are taken over (`{ p99 = "200ms", errors = 0.01, window = "1m" }`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSlo {
+    pub p50: Option<Dur>,
+    pub p90: Option<Dur>,
+    pub p99: Option<Dur>,
+    pub p999: Option<Dur>,
+    pub errors: Option<f64>,
+    pub window: Option<Dur>,
 }
 
 /// `[phase]` as written: the second axis of a phase map.

@@ -77,6 +77,20 @@ pub struct Config {
     /// Triggers: the file's time-triggered `[event.NAME]` sections, in file order. (In
     /// the code "event" is the engine's word; a scenario event is a trigger.)
     pub triggers: Vec<TriggerCfg>,
+    /// The count an SLO measure reads (`<class>.slow_per_s`), when the scenario's
+    /// `[tipping]` measure is one; `None` otherwise, so the time series keeps its columns.
+    pub slow: Option<SlowCount>,
+}
+
+/// A class's successful requests slower than a bound, counted per time-series row: with
+/// the row's successes, the row's latency quantile against the bound, as a ratio of sums
+/// over any run of rows (the quantile of their merged histogram is at most the bound
+/// exactly when at most `n - ceil(q n)` of their `n` successes are slower).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SlowCount {
+    /// Index into [`Config::classes`].
+    pub class: usize,
+    pub above_ns: SimTime,
 }
 
 impl Config {

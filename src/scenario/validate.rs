@@ -139,6 +139,7 @@ pub fn validate(raw: &RawScenario) -> V<(Meta, Config)> {
         pools,
         caches,
         triggers,
+        slow: None,
     };
     autoscale::routes(&config)?;
     let meta = Meta {

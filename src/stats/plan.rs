@@ -127,6 +127,19 @@ pub struct Plan {
     pub provenance: Provenance,
 }
 
+impl Plan {
+    /// True when the measure is an SLO's (`slo.CLASS`): its overload point is the
+    /// capacity at SLO.
+    pub fn is_slo(&self) -> bool {
+        is_slo_measure(&self.measure)
+    }
+}
+
+/// True for the name of an SLO measure (`slo.CLASS`).
+pub fn is_slo_measure(measure: &str) -> bool {
+    measure.starts_with("slo.")
+}
+
 /// The most runs a plan read back from a file may have (far beyond any sweep brink runs:
 /// the bound keeps index arithmetic exact on hand-edited files).
 pub const MAX_PLAN_RUNS: u64 = 1 << 40;

@@ -31,6 +31,7 @@ mod retry_storm;
 mod serve;
 mod service_graphs;
 mod slack;
+mod slo;
 mod sweep_bad_input;
 mod sweep_determinism;
 mod thread_pool_exhaustion;

@@ -230,6 +230,101 @@ fn bad_sweep_settings_exit_2_naming_the_key() {
     );
 }
 
+/// Issue 21, item 3: every refusal of an SLO measure's settings names its key, exits 2
+/// and writes nothing; the good SLO sweep runs.
+#[test]
+fn bad_slo_settings_exit_2_naming_the_key() {
+    // 1 s rows; the measuring window is 25 s to 60 s, room for three 10 s SLO windows.
+    let slo = GOOD
+        .replace(
+            "duration = \"60s\"",
+            "duration = \"60s\"\n\n[metrics]\nstep = \"1s\"",
+        )
+        .replace(
+            "measure = \"goodput_ratio.request\"\nhealthy_above = 0.9",
+            "measure = \"slo.request\"\nslo = { p99 = \"500ms\", errors = 0.01, window = \"10s\" }",
+        )
+        .replace("[phase]", "[phase.off]");
+    let slo = &slo[..slo.find("[phase.off]").unwrap()];
+    let (code, err) = sweep_of("tipping", slo, &["--jobs", "1"]);
+    assert_eq!(code, Some(0), "{err}");
+    let set = |v: &'static str| -> [&'static str; 2] { ["--set", v] };
+    let cases: &[([&str; 2], &str, &str)] = &[
+        (
+            set("tipping.slo.window=2500ms"),
+            "tipping.slo.window",
+            "`metrics.step` is 1 s",
+        ),
+        (
+            set("tipping.slo.window=1m"),
+            "tipping.slo.window",
+            "holds no whole SLO window",
+        ),
+        (
+            set("tipping.slo.window=0s"),
+            "tipping.slo.window",
+            "longer than zero",
+        ),
+        (
+            set("tipping.slo.p50=\"1s\""),
+            "tipping.slo.p99",
+            "one latency quantile; `p50`",
+        ),
+        (
+            set("tipping.slo={ errors = 0.01 }"),
+            "tipping.slo",
+            "p50, p90, p99 or p999",
+        ),
+        (
+            set("tipping.slo={ p99 = \"1s\" }"),
+            "tipping.slo.errors",
+            "missing",
+        ),
+        (
+            set("tipping.slo.errors=1.5"),
+            "tipping.slo.errors",
+            "a share from 0 to 1",
+        ),
+        (
+            set("tipping.slo.p99=\"0s\""),
+            "tipping.slo.p99",
+            "longer than zero",
+        ),
+        (set("tipping.slo.p95=\"1s\""), "tipping.slo.p95", "unknown"),
+        (
+            set("tipping.healthy_above=1"),
+            "tipping.healthy_above",
+            "below 1",
+        ),
+        (
+            set("tipping.healthy_below=0.5"),
+            "tipping.healthy_below",
+            "use `healthy_above`",
+        ),
+        (
+            set("tipping.measure=slo.nope"),
+            "tipping.measure",
+            "no class named `nope`",
+        ),
+        (
+            set("tipping.measure=goodput_ratio.request"),
+            "tipping.slo",
+            "only by an SLO measure",
+        ),
+    ];
+    for (args, path, also) in cases {
+        refused("tipping", slo, args, path, also);
+    }
+    // An SLO measure without its objective.
+    refused(
+        "tipping",
+        GOOD,
+        &["--set", "tipping.measure=slo.request"],
+        "tipping.slo",
+        "missing",
+    );
+}
+
 #[test]
 fn bad_phase_settings_and_missing_sections_exit_2() {
     refused(

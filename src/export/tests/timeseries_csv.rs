@@ -18,8 +18,10 @@ fn series() -> TimeSeries {
             name: format!("{component}.{}", measure.suffix()),
         })
     };
-    // An open class: no population column.
-    for m in Measure::of("class").filter(|&m| m != Measure::UsersWaiting) {
+    // An open class without an SLO measure: no population or slow-request column.
+    for m in
+        Measure::of("class").filter(|&m| !matches!(m, Measure::UsersWaiting | Measure::SlowPerS))
+    {
         add(Owner::Class(0), "request", m);
     }
     for m in [

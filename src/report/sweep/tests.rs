@@ -4,17 +4,15 @@ use super::*;
 use crate::stats::plan::tests::plan;
 use crate::stats::plan::{RunPoint, Trace};
 
-#[test]
-fn regions_and_points_follow_the_majority_of_seeds() {
-    let p = plan(3);
-    // value 1: all healthy; value 2: triggered fails for 2 of 3; value 3: baseline fails.
+/// Runs of [`plan`]`(3)`: value 1 all healthy; value 2 triggered fails for 2 of 3;
+/// value 3 the baseline fails for 2 of 3.
+fn three_values() -> Vec<RunPoint> {
     let m = [
         [1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
         [1.0, 0.0, 1.0, 0.0, 1.0, 1.0],
         [0.0, 0.0, 0.0, 0.0, 1.0, 0.0],
     ];
-    let runs: Vec<RunPoint> = m
-        .iter()
+    m.iter()
         .flatten()
         .enumerate()
         .map(|(i, x)| RunPoint {
@@ -22,7 +20,13 @@ fn regions_and_points_follow_the_majority_of_seeds() {
             measure: Some(*x),
             trace: None,
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn regions_and_points_follow_the_majority_of_seeds() {
+    let p = plan(3);
+    let runs = three_values();
     let r = report(&p, &p.locate(&runs));
     let v = &r.variants[0];
     let states: Vec<Region> = v.points.iter().map(|c| c.state).collect();
@@ -215,4 +219,40 @@ fn headroom_bounds_when_the_range_does_not_bracket_the_tipping_point() {
     assert_eq!((v.headroom_interval, v.headroom_at_most), (None, Some(0.5)));
     assert_eq!(v.headroom_cell(), "<= 0.5");
     assert_eq!(v.headroom_lower_bound(), Some(0.0));
+}
+
+/// With an SLO measure the overload point is the capacity at SLO, with the overload
+/// point's interval, in `tipping.json`, the table's header and a line under it; with
+/// another measure none of that appears.
+#[test]
+fn an_slo_measures_overload_point_is_its_capacity_at_slo() {
+    let mut p = plan(3);
+    let runs = three_values();
+    let plain = report(&p, &p.locate(&runs));
+    let v = &plain.variants[0];
+    assert_eq!((v.capacity_at_slo, v.capacity_at_slo_ci95), (None, None));
+    assert!(slo_notes(&plain).is_empty());
+    assert_eq!(headroom_rows(&plain)[0][3], "overload");
+    p.measure = "slo.request".into();
+    let r = report(&p, &p.locate(&runs));
+    let v = &r.variants[0];
+    let c = v
+        .capacity_at_slo
+        .expect("the baseline fails inside the range");
+    assert_eq!(
+        (v.capacity_at_slo, v.capacity_at_slo_ci95),
+        (v.overload_point, v.overload_ci95)
+    );
+    assert_eq!(headroom_rows(&r)[0][3], "capacity at SLO");
+    let at = match v.capacity_at_slo_ci95 {
+        Some([a, b]) => format!(
+            "{} (95% CI {}-{})",
+            sig3(Some(c)),
+            sig3(Some(a)),
+            sig3(Some(b))
+        ),
+        None => format!("{} (no 95% interval)", sig3(Some(c))),
+    };
+    assert_eq!(slo_notes(&r), [format!("base: capacity at SLO {at}")]);
+    assert!(headroom_table(&r).contains(&slo_notes(&r)[0]));
 }

@@ -85,10 +85,51 @@ pub fn format_seconds(s: f64) -> String {
 /// What a sweep measures over the window after the trigger.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Measure {
-    /// Goodput over offered load of one class (1 when nothing was offered).
-    GoodputRatio { class: String },
+    /// Goodput over offered load of one class (1 when nothing was offered), over blocks
+    /// of consecutive rows at least `block_ns` long (the class's timeout, or
+    /// [`UNBOUNDED_BLOCK_NS`] for a class without one): a request offered in one row may
+    /// be answered in the next, so a row's own ratio scatters around 1 and its cap at 1
+    /// biases a mean of short rows down.
+    GoodputRatio { class: String, block_ns: SimTime },
     /// The time-weighted mean of one `timeseries.csv` column.
     Column(String),
+    /// The share of SLO windows in which a class meets its objective (`slo.CLASS`).
+    Slo(Slo),
+}
+
+/// The goodput-ratio block of a class without a timeout: nothing bounds when its
+/// requests are answered, so no block is long enough by construction; one second is the
+/// row length at which a lightly loaded M/M/c with millisecond service reads right
+/// (issue 21). A class with a timeout gets blocks of its timeout.
+pub const UNBOUNDED_BLOCK_NS: SimTime = NS_PER_S;
+
+/// The SLO window when `tipping.slo.window` is not given.
+pub const DEFAULT_SLO_WINDOW_NS: SimTime = 60 * NS_PER_S;
+
+/// `healthy_above` of an SLO measure when the file gives no threshold: more than 90% of
+/// the measuring window's SLO windows meet the objective.
+pub const DEFAULT_SLO_HEALTHY_ABOVE: f64 = 0.9;
+
+/// A service-level objective on one class, checked over each SLO window: the window's
+/// latency quantile (over its successful requests, as one histogram) at most `bound_ns`,
+/// and its failed and refused requests at most `errors` of those that ended in it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Slo {
+    pub class: String,
+    /// The quantile, in (0, 1): 0.5, 0.9, 0.99 or 0.999.
+    pub quantile: f64,
+    /// The latency bound of that quantile.
+    pub bound_ns: SimTime,
+    /// The error-ratio bound, in [0, 1].
+    pub errors: f64,
+    /// The SLO window: a whole number of time-series rows.
+    pub window_ns: SimTime,
+}
+
+impl Slo {
+    /// The SLO's latency quantiles as `tipping.slo` keys, with their quantile.
+    pub const QUANTILES: [(&'static str, f64); 4] =
+        [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999)];
 }
 
 /// What "healthy" means: the threshold of `[tipping]` (`healthy_above` or
