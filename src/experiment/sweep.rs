@@ -282,7 +282,7 @@ impl Sweep {
     /// Runs the given runs on `jobs` threads (0: all cores), calling `tick` after each.
     /// The results come back in the order of `indices`. A seed's baseline and triggered
     /// runs that follow each other in `indices` run as one forked run
-    /// ([`Sweep::run_pair_at`]).
+    /// ([`crate::model::fork`]).
     pub fn run(
         &self,
         indices: &[u64],
