@@ -7,22 +7,23 @@
 use super::collapse_time;
 use super::measure::Gauge;
 use super::observe::{Observer, SweepOutcome, SweepWritten};
-use super::search::Search;
 use super::{Error, Outputs, shard};
-use crate::engine::time::{SimTime, ns_to_secs, secs_to_ns};
+use crate::engine::time::{SimTime, ns_to_secs};
 use crate::export;
-use crate::model::{self, RunResult, SimError};
+use crate::model::RunResult;
 use crate::report::phase::PhaseMap;
 use crate::report::sweep::{self, SweepReport};
 use crate::report::{phase_plot, sweep_plot};
 use crate::scenario::sweep::{Axis, AxisUnit, Health, Measure, Method, Tipping};
 use crate::scenario::{self, Loader, Override, Scenario, ScenarioError};
-use crate::stats::plan::{
-    AxisPlan, Bound, Branch, CollapseTime, Kind, Plan, Point, Run, RunPoint, Trace, VariantPlan,
-};
+use crate::stats::plan::{AxisPlan, Bound, Branch, CollapseTime, Kind, Plan, Run, VariantPlan};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+mod runs;
+
+use runs::in_pool;
 
 /// The name of the scenario as written, among variants.
 pub const BASE: &str = "base";
@@ -279,46 +280,6 @@ impl Sweep {
         self.loader.load(self.variants[variant].as_deref(), &sets)
     }
 
-    /// Runs the given runs on `jobs` threads (0: all cores), calling `tick` after each.
-    /// The results come back in the order of `indices`. A seed's baseline and triggered
-    /// runs that follow each other in `indices` run as one forked run
-    /// ([`crate::model::fork`]).
-    pub fn run(
-        &self,
-        indices: &[u64],
-        jobs: usize,
-        tick: &(dyn Fn() + Sync),
-    ) -> Result<Vec<RunPoint>, Error> {
-        // Each task: a position in `indices` and whether it starts a pair there.
-        let mut tasks = Vec::new();
-        let mut k = 0;
-        while k < indices.len() {
-            let i = indices[k];
-            let pair = i.is_multiple_of(2) && indices.get(k + 1) == Some(&(i + 1));
-            tasks.push((i, pair));
-            k += if pair { 2 } else { 1 };
-        }
-        in_pool(jobs, || {
-            // One run (or pair) per task: run times differ by an order of magnitude between
-            // healthy and storming points, so coarse chunks would leave one thread idle at
-            // the end.
-            let done: Vec<Vec<RunPoint>> = tasks
-                .par_iter()
-                .with_max_len(1)
-                .map(|&(i, pair)| {
-                    let r = if pair {
-                        self.run_pair(i)
-                    } else {
-                        self.run_one(i).map(|r| vec![r])
-                    };
-                    r.iter().flatten().for_each(|_| tick());
-                    r
-                })
-                .collect::<Result<_, _>>()?;
-            Ok(done.into_iter().flatten().collect())
-        })
-    }
-
     /// Runs the whole sweep, or one shard of it, on `jobs` threads (0: all cores) and
     /// writes its files under `out`: the sweep's files, or the shard's file. `obs` hears
     /// the progress and the files written. A sharded sweep is a grid (an adaptive search
@@ -416,187 +377,6 @@ impl Sweep {
         }
         Ok(plan)
     }
-
-    /// The adaptive search of every variant, variants side by side on `jobs` threads (0:
-    /// all cores); the runs in (variant, value, seed, branch) order.
-    pub fn search(&self, jobs: usize, tick: &(dyn Fn() + Sync)) -> Result<Vec<Run>, Error> {
-        let axis = &self.axes[0];
-        let healthy = |r: &Run| !self.plan.failed(r.branch, r.measure, r.trace);
-        in_pool(jobs, || {
-            let per_variant: Vec<Vec<Run>> = (0..self.plan.variants.len())
-                .into_par_iter()
-                .with_max_len(1)
-                .map(|v| {
-                    let search = Search {
-                        grid: &axis.values,
-                        unit: axis.unit,
-                        seeds: self.plan.seeds,
-                        tolerance: self.plan.variants[v].tolerance,
-                        healthy: &healthy,
-                    };
-                    search.run(&|x, seed, only| {
-                        let value = [x, 0.0];
-                        let runs: Vec<(Branch, Outcome)> = match only {
-                            Some(b) => vec![(b, self.run_at(v, value, seed, b)?)],
-                            None => {
-                                let [b, t] = self.run_pair_at(v, value, seed)?;
-                                vec![(Branch::Baseline, b), (Branch::Triggered, t)]
-                            }
-                        };
-                        Ok(runs
-                            .into_iter()
-                            .map(|(branch, (measure, trace))| {
-                                tick();
-                                Run {
-                                    variant: v,
-                                    value,
-                                    seed,
-                                    branch,
-                                    measure,
-                                    trace,
-                                }
-                            })
-                            .collect())
-                    })
-                })
-                .collect::<Result<_, _>>()?;
-            Ok(per_variant.into_iter().flatten().collect())
-        })
-    }
-
-    fn run_one(&self, i: u64) -> Result<RunPoint, Error> {
-        let p = self.plan.point(i);
-        let (measure, trace) = self.run_at(p.variant, self.values(&p), p.seed, p.branch)?;
-        Ok(RunPoint {
-            index: i,
-            measure,
-            trace,
-        })
-    }
-
-    /// Runs `i` (a baseline run) and `i + 1` (its seed's triggered run) as a pair.
-    fn run_pair(&self, i: u64) -> Result<Vec<RunPoint>, Error> {
-        let p = self.plan.point(i);
-        let pair = self.run_pair_at(p.variant, self.values(&p), p.seed)?;
-        Ok(pair
-            .into_iter()
-            .zip(i..)
-            .map(|((measure, trace), index)| RunPoint {
-                index,
-                measure,
-                trace,
-            })
-            .collect())
-    }
-
-    /// The swept values of a point of the grid.
-    fn values(&self, p: &Point) -> [f64; 2] {
-        let at = |a: usize| self.axes.get(a).map_or(0.0, |axis| axis.values[p.at[a]]);
-        [at(0), at(1)]
-    }
-
-    /// Runs one run of a sweep, stopping it as soon as its class is settled; its measure
-    /// and trace (none for a run that ran away: it has certainly failed, and the sweep
-    /// goes on).
-    fn run_at(
-        &self,
-        variant: usize,
-        value: [f64; 2],
-        seed: u32,
-        branch: Branch,
-    ) -> Result<Outcome, Error> {
-        let sc = self.scenario_at(variant, value, branch)?;
-        let gauge = self.gauge(&sc, branch)?;
-        let result = model::run_until(&sc, seed as u64, &mut |now, rows| gauge.settled(rows, now));
-        read(&gauge, result)
-    }
-
-    /// Runs one seed's baseline and triggered runs at `value`, as [`Sweep::run_at`] would
-    /// each, but as one run up to the trigger ([`model::fork`]): the same results, the part
-    /// before the trigger simulated once. Returns them in that order.
-    fn run_pair_at(
-        &self,
-        variant: usize,
-        value: [f64; 2],
-        seed: u32,
-    ) -> Result<[Outcome; 2], Error> {
-        let sb = self.scenario_at(variant, value, Branch::Baseline)?;
-        let st = self.scenario_at(variant, value, Branch::Triggered)?;
-        let (gb, gt) = (
-            self.gauge(&sb, Branch::Baseline)?,
-            self.gauge(&st, Branch::Triggered)?,
-        );
-        let run = seed as u64;
-        let Some(at) = model::fork::common_prefix(&st, &sb) else {
-            let (b, t) = rayon::join(
-                || self.run_at(variant, value, seed, Branch::Baseline),
-                || self.run_at(variant, value, seed, Branch::Triggered),
-            );
-            return Ok([b?, t?]);
-        };
-        let wall = std::time::Instant::now();
-        let (lt, lb) = model::fork::fork(
-            &st,
-            &sb,
-            run,
-            at,
-            &mut |now, rows| gt.settled(rows, now),
-            &mut |now, rows| gb.settled(rows, now),
-        );
-        let (rt, rb) = rayon::join(
-            || lt.finish(run, wall, |now, rows| gt.settled(rows, now)),
-            || lb.finish(run, wall, |now, rows| gb.settled(rows, now)),
-        );
-        Ok([read(&gb, rb)?, read(&gt, rt)?])
-    }
-
-    /// The gauge of a run of `sc` on `branch`; an error names a measure the runs do not
-    /// produce.
-    fn gauge(&self, sc: &Scenario, branch: Branch) -> Result<Gauge, Error> {
-        let t = sc.tipping.as_ref().unwrap_or(&self.tipping);
-        let columns = scenario::columns::columns(&sc.config);
-        let gauge = Gauge::new(t, &columns, sc.duration)
-            .map_err(|msg| self.loader.problem("tipping.measure", &msg, &self.sets))?;
-        Ok(match branch {
-            Branch::Triggered => gauge.triggered(t),
-            Branch::Baseline => gauge,
-        })
-    }
-}
-
-/// A run's measure and trace.
-type Outcome = (Option<f64>, Option<Trace>);
-
-/// A run's measure and trace read by its gauge: none for a run that ran away (it has
-/// certainly failed, and the sweep goes on).
-fn read(gauge: &Gauge, result: Result<RunResult, SimError>) -> Result<Outcome, Error> {
-    Ok(match result {
-        Err(SimError::Runaway { .. }) => (None, None),
-        Err(e) => return Err(e.into()),
-        Ok(r) => {
-            let to = secs_to_ns(r.summary.sim_duration_s);
-            (
-                gauge.measure(&r.series.rows, to),
-                Some(gauge.trace(&r.series.rows, to)),
-            )
-        }
-    })
-}
-
-/// Runs `f` on a pool of `jobs` threads (0: all cores); with 0, inside a pool already
-/// (`brink all`), on that pool.
-fn in_pool<T: Send>(jobs: usize, f: impl FnOnce() -> Result<T, Error> + Send) -> Result<T, Error> {
-    if jobs == 0 && rayon::current_thread_index().is_some() {
-        return f();
-    }
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs)
-        .build()
-        .map_err(|e| Error::Io {
-            path: "(thread pool)".into(),
-            source: std::io::Error::other(e),
-        })?
-        .install(f)
 }
 
 /// The measure of one run over the window `[start, end)`: the whole time-series rows that
