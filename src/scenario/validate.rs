@@ -13,6 +13,7 @@ mod class;
 mod collapse;
 mod pool;
 mod service;
+mod slo;
 mod structure;
 mod sweep;
 mod trigger;

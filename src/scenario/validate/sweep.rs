@@ -5,6 +5,7 @@
 //! `[tipping]`: its steps, dwell and settle must give each step a measurable part.
 
 use super::check::{V, bad, did_you_mean, listing, nearest, nonzero_dur, window};
+use super::slo;
 use crate::engine::time::{SimTime, ns_to_secs, parse_duration};
 use crate::scenario::columns::{Owner, columns};
 use crate::scenario::overrides;
@@ -12,9 +13,8 @@ use crate::scenario::raw::{RawScenario, RawTipping};
 use crate::scenario::spec::Config;
 use crate::scenario::spec::hysteresis::{DEFAULT_STEPS, Hysteresis, MAX_RUN_NS, MAX_STEPS};
 use crate::scenario::spec::sweep::{
-    Axis, AxisUnit, DEFAULT_ADAPTIVE_SEEDS, DEFAULT_SLO_HEALTHY_ABOVE, DEFAULT_SLO_WINDOW_NS,
-    Health, MAX_RUNS, Measure, Method, Phase, RECOVERY_HORIZONS, Slo, Tipping, UNBOUNDED_BLOCK_NS,
-    spaced,
+    Axis, AxisUnit, DEFAULT_ADAPTIVE_SEEDS, Health, MAX_RUNS, Measure, Method, Phase,
+    RECOVERY_HORIZONS, Tipping, UNBOUNDED_BLOCK_NS, spaced,
 };
 use crate::scenario::strict::Strict;
 use serde::Deserialize;
@@ -148,36 +148,7 @@ pub fn tipping(
         );
     }
     let measure = measure(t, config, table, step, (first_row, run_end))?;
-    if t.slo.is_some() && !matches!(measure, Measure::Slo(_)) {
-        return bad(
-            "tipping.slo",
-            format!(
-                "an objective is checked only by an SLO measure: set measure = \"slo.CLASS\" (the measure is `{}`), or remove `slo`",
-                t.measure
-            ),
-        );
-    }
-    let slo_default = match &measure {
-        Measure::Slo(_) if t.healthy_below.is_some() => {
-            return bad(
-                "tipping.healthy_below",
-                "an SLO measure is the share of SLO windows that meet the objective, healthy when high: use `healthy_above` (a share from 0 to 1; default 0.9)",
-            );
-        }
-        Measure::Slo(_) => match t.healthy_above {
-            Some(x) if !(0.0..1.0).contains(&x) => {
-                return bad(
-                    "tipping.healthy_above",
-                    format!(
-                        "an SLO measure is a share from 0 to 1: the threshold must be at least 0 and below 1, not {x}"
-                    ),
-                );
-            }
-            Some(_) => None,
-            None => Some(DEFAULT_SLO_HEALTHY_ABOVE),
-        },
-        _ => None,
-    };
+    let slo_default = slo::threshold(t, &measure)?;
     let health = match (slo_default.or(t.healthy_above), t.healthy_below) {
         (Some(x), None) if x.is_finite() => Health::Above(x),
         (None, Some(x)) if x.is_finite() => Health::Below(x),
@@ -530,7 +501,7 @@ fn labels(section: &str, label: &Option<String>, unit: &Option<String>, axis: &m
 }
 
 /// Checks a measure name: `goodput_ratio.CLASS` (its block the class's timeout),
-/// `slo.CLASS` (its objective read by [`slo`] against the metrics `step` and the measuring
+/// `slo.CLASS` (its objective read by [`slo::slo`] against the metrics `step` and the measuring
 /// `window`), or a column of the time-series schema ([`columns`]) but `time_s`. A name under another table of the file (neither a class, a
 /// pool nor an event, such as `[cache.NAME]`) is accepted here and checked once a run has
 /// produced its columns.
@@ -568,7 +539,7 @@ fn measure(
                     t => t,
                 },
             },
-            _ => Measure::Slo(slo(t, class, step, window)?),
+            _ => Measure::Slo(slo::slo(t, class, step, window)?),
         });
     }
     let mut known: Vec<String> = classes
@@ -603,101 +574,6 @@ fn measure(
         ),
     )
 }
-
-/// Reads `tipping.slo` for the measure `slo.CLASS`: exactly one latency
-/// quantile (`p50`, `p90`, `p99`, `p999`) with its bound, `errors` (a share from 0 to 1)
-/// and `window` (default one minute), a whole number of time-series rows of `step`, of
-/// which the measuring window `(first_row, end)` holds at least one.
-fn slo(
-    t: &RawTipping,
-    class: String,
-    step: SimTime,
-    (first_row, end): (SimTime, SimTime),
-) -> V<Slo> {
-    let Some(raw) = &t.slo else {
-        return bad(
-            "tipping.slo",
-            format!(
-                "missing: the measure `{}` checks an objective; give it, e.g. slo = {{ p99 = \"200ms\", errors = 0.01, window = \"1m\" }}",
-                t.measure
-            ),
-        );
-    };
-    let given: Vec<(&str, f64, SimTime)> = Slo::QUANTILES
-        .iter()
-        .zip([raw.p50, raw.p90, raw.p99, raw.p999])
-        .filter_map(|(&(k, q), d)| d.map(|d| (k, q, d.0)))
-        .collect();
-    let (key, quantile, bound_ns) = match given[..] {
-        [one] => one,
-        [] => {
-            return bad(
-                "tipping.slo",
-                "give one latency quantile's bound: p50, p90, p99 or p999 (e.g. p99 = \"200ms\")",
-            );
-        }
-        [_, (k, _, _), ..] => {
-            return bad(
-                format!("tipping.slo.{k}"),
-                format!(
-                    "an SLO bounds one latency quantile; `{}` is given already",
-                    given[0].0
-                ),
-            );
-        }
-    };
-    if bound_ns == 0 {
-        return bad(format!("tipping.slo.{key}"), "must be longer than zero");
-    }
-    let errors = match raw.errors {
-        Some(e) if (0.0..=1.0).contains(&e) => e,
-        Some(e) => {
-            return bad(
-                "tipping.slo.errors",
-                format!("must be a share from 0 to 1 (0.01 is 1%), not {e}"),
-            );
-        }
-        None => {
-            return bad(
-                "tipping.slo.errors",
-                "missing: the share of the window's ended requests that may fail or be refused (e.g. errors = 0.01; 1 for no bound)",
-            );
-        }
-    };
-    let window_ns = match raw.window {
-        Some(w) => nonzero_dur("tipping.slo.window", w)?,
-        None => DEFAULT_SLO_WINDOW_NS,
-    };
-    if window_ns % step != 0 {
-        return bad(
-            "tipping.slo.window",
-            format!(
-                "must be a whole number of time-series rows (`metrics.step` is {} s), not {} s: each window's quantile is taken over its rows' requests; set `tipping.slo.window` or `metrics.step` so one divides the other",
-                ns_to_secs(step),
-                ns_to_secs(window_ns)
-            ),
-        );
-    }
-    if first_row.saturating_add(window_ns) > end {
-        return bad(
-            "tipping.slo.window",
-            format!(
-                "the measuring window (rows from {} s to the end of the run at {} s) holds no whole SLO window of {} s; shorten the window, `settle`, or lengthen the run",
-                ns_to_secs(first_row),
-                ns_to_secs(end),
-                ns_to_secs(window_ns)
-            ),
-        );
-    }
-    Ok(Slo {
-        class,
-        quantile,
-        bound_ns,
-        errors,
-        window_ns,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
