@@ -11,6 +11,7 @@ mod call;
 mod check;
 mod class;
 mod collapse;
+mod hysteresis;
 mod pool;
 mod service;
 mod slo;
@@ -33,8 +34,9 @@ pub const MAX_COMPONENTS: usize = 10_000;
 /// The most steps a class may have (a request's step counter is 16-bit).
 pub const MAX_STEPS: usize = 1_000;
 pub use collapse::collapse;
+pub use hysteresis::hysteresis;
 pub use structure::same_structure;
-pub use sweep::{hysteresis, tipping};
+pub use sweep::tipping;
 pub use trigger::fired_trigger;
 
 /// Scenario-level facts besides the configuration.

@@ -1,8 +1,8 @@
 //! The `[tipping]` and `[phase]` sections, checked against the rest of the scenario: the
 //! swept path must hold a number or a duration, the trigger events must exist, the
 //! measuring window must hold a whole metrics step, the measure must name a class or a
-//! column of the time series. `[hysteresis]` (the ramp of `brink hysteresis`) rides on
-//! `[tipping]`: its steps, dwell and settle must give each step a measurable part.
+//! column of the time series. An SLO measure's `slo` table is checked in `slo.rs`;
+//! `[hysteresis]`, which rides on `[tipping]`, in `hysteresis.rs`.
 
 use super::check::{V, bad, did_you_mean, listing, nearest, nonzero_dur, window};
 use super::slo;
@@ -11,7 +11,7 @@ use crate::scenario::columns::{Owner, columns};
 use crate::scenario::overrides;
 use crate::scenario::raw::{RawScenario, RawTipping};
 use crate::scenario::spec::Config;
-use crate::scenario::spec::hysteresis::{DEFAULT_STEPS, Hysteresis, MAX_RUN_NS, MAX_STEPS};
+use crate::scenario::spec::hysteresis::MAX_RUN_NS;
 use crate::scenario::spec::sweep::{
     Axis, AxisUnit, DEFAULT_ADAPTIVE_SEEDS, Health, MAX_RUNS, Measure, Method, Phase,
     RECOVERY_HORIZONS, Tipping, UNBOUNDED_BLOCK_NS, spaced,
@@ -255,96 +255,6 @@ pub fn tipping(
         }
     };
     Ok((Some(tipping), phase))
-}
-
-/// Validates `[hysteresis]` (if the file has it) against the `[tipping]` section it ramps.
-/// Defaults: 24 steps, `dwell` = `tipping.settle` (the time the scenario's author gives the
-/// system to settle after a disturbance), `settle` = half the dwell. The ramp is bounded
-/// ([`MAX_STEPS`], [`MAX_RUN_NS`]) and each step's measured part must hold two metrics
-/// steps, so that a whole time-series row falls inside it wherever the rows start.
-pub fn hysteresis(raw: &RawScenario, tipping: Option<&Tipping>) -> V<Option<Hysteresis>> {
-    let Some(h) = &raw.hysteresis else {
-        return Ok(None);
-    };
-    let Some(t) = tipping else {
-        return bad(
-            "hysteresis",
-            "a hysteresis loop ramps the [tipping] parameter: add a [tipping] section (vary, from, to, measure, threshold)",
-        );
-    };
-    let steps = match h.steps {
-        None => DEFAULT_STEPS,
-        Some(s) if (2..=MAX_STEPS as i64).contains(&s) => s as u32,
-        Some(s) => {
-            return bad(
-                "hysteresis.steps",
-                format!("must be a whole number from 2 to {MAX_STEPS}, not {s}"),
-            );
-        }
-    };
-    let dwell_ns = match h.dwell {
-        Some(d) => nonzero_dur("hysteresis.dwell", d)?,
-        None if t.settle_ns > 0 => t.settle_ns,
-        None => {
-            return bad(
-                "hysteresis.dwell",
-                "missing: its default is `tipping.settle`, which is zero; give the time to hold each value, e.g. dwell = \"5m\"",
-            );
-        }
-    };
-    let settle_ns = match h.settle {
-        None => dwell_ns / 2,
-        Some(s) if s.0 < dwell_ns => s.0,
-        Some(s) => {
-            return bad(
-                "hysteresis.settle",
-                format!(
-                    "must be shorter than the dwell ({} s), not {} s: the rest of each dwell is measured",
-                    ns_to_secs(dwell_ns),
-                    ns_to_secs(s.0)
-                ),
-            );
-        }
-    };
-    let run_ns = 2 * steps as u128 * dwell_ns as u128;
-    if run_ns > MAX_RUN_NS as u128 {
-        return bad(
-            if h.dwell.is_some() || h.steps.is_none() {
-                "hysteresis.dwell"
-            } else {
-                "hysteresis.steps"
-            },
-            format!(
-                "2 directions x {steps} steps x {} s = {} s of simulated time, more than {} s (30 days); use fewer steps or a shorter dwell",
-                ns_to_secs(dwell_ns),
-                run_ns as f64 / 1e9,
-                ns_to_secs(MAX_RUN_NS)
-            ),
-        );
-    }
-    let ramp = Hysteresis {
-        steps,
-        dwell_ns,
-        settle_ns,
-    };
-    // The ramp's run has its own length, so the default metrics step follows it.
-    let step = window(raw.metrics.step, ramp.run_ns())?;
-    if dwell_ns - settle_ns < step.saturating_mul(2) {
-        return bad(
-            if h.settle.is_some() {
-                "hysteresis.settle"
-            } else {
-                "hysteresis.dwell"
-            },
-            format!(
-                "each step's measured part (dwell {} s minus settle {} s) must hold two metrics steps of {} s; lengthen the dwell, shorten the settle or the metrics step",
-                ns_to_secs(dwell_ns),
-                ns_to_secs(settle_ns),
-                ns_to_secs(step)
-            ),
-        );
-    }
-    Ok(Some(ramp))
 }
 
 /// The end of the last occurrence of an event that starts before `duration`.
