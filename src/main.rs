@@ -226,8 +226,14 @@ fn sweep(kind: Kind, a: &SweepArgs, console: &Console) -> anyhow::Result<SweepWr
     let loader = Loader::resolve(&a.file)?;
     let mut sets = Vec::new();
     if let Some(n) = a.seeds {
+        // A phase map's seeds per cell are `phase.seeds` (a file without `[phase]` is
+        // refused as such by the sweep).
+        let key = match kind {
+            Kind::Phase if loader.load(None, &[])?.phase.is_some() => "phase.seeds",
+            _ => "tipping.seeds",
+        };
         sets.push(Override::new(
-            "tipping.seeds",
+            key,
             toml::Value::Integer(n as i64),
             format!("--seeds {n}"),
         ));

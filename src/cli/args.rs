@@ -171,7 +171,7 @@ pub struct SweepArgs {
     /// Sweep the scenario as written and every variant it defines.
     #[arg(long)]
     pub all_variants: bool,
-    /// Seeds per point (overrides `tipping.seeds`).
+    /// Seeds per point (overrides `tipping.seeds`; for `brink phase`, `phase.seeds`).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub seeds: Option<u32>,
     /// Parallel runs (default: all cores; at most 1024).

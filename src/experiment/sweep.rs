@@ -167,11 +167,10 @@ impl Sweep {
             measure: tipping.measure_name.clone(),
             health: tipping.health,
             trigger: tipping.trigger.clone(),
-            // A phase map is a grid: one seed per cell unless the file says.
-            seeds: if kind == Kind::Phase && tipping.seeds_default {
-                1
-            } else {
-                tipping.seeds
+            // A phase map's seeds per cell are its own (`phase.seeds`, validated).
+            seeds: match (&base.phase, kind) {
+                (Some(p), Kind::Phase) => p.seeds,
+                _ => tipping.seeds,
             },
             axes: axes
                 .iter()

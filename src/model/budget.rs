@@ -226,6 +226,13 @@ pub fn known_uses(sc: &Scenario) -> Vec<Use> {
             c.keys as u64,
             CacheState::BYTES_PER_KEY,
         ));
+        if c.zipf.is_some() {
+            uses.push(Use::of(
+                format!("popularity table of cache `{}`", c.name),
+                c.keys as u64,
+                CacheState::BYTES_PER_ZIPF_KEY,
+            ));
+        }
         uses.push(Use::of(
             format!("ring positions of cache `{}`", c.name),
             c.nodes as u64 * c.vnodes as u64,

@@ -101,16 +101,25 @@ impl Simulation<'_> {
         match st.cache {
             Some(ci) => {
                 let cache = &mut self.caches[ci];
-                let mut misses = 0;
+                // All keys drawn first, their records asked for, then looked up in order:
+                // the lookups' cache misses overlap instead of following one another.
                 for _ in 0..k {
                     let key = cache.draw_key(&mut rng);
+                    cache.prefetch(key);
+                    keys.push(key);
+                }
+                let (mut misses, mut kept) = (0, 0);
+                for i in 0..keys.len() {
+                    let key = keys[i];
                     let hit = cache.lookup(key, self.now);
                     misses += u32::from(!hit);
                     // Legacy policy: one miss queries (and refills) every key of the step.
                     if !hit || st.miss == MissPolicy::All {
-                        keys.push(key);
+                        keys[kept] = key;
+                        kept += 1;
                     }
                 }
+                keys.truncate(kept);
                 self.reqs[r].covered = keys.len() as u32;
                 if misses == 0 {
                     return Next::StepDone;

@@ -474,7 +474,7 @@ pub(super) const PREFETCH_FROM: usize = 8192;
 /// Asks the processor to bring `x` into cache (its first and last byte, so a record that
 /// straddles two cache lines comes whole); a hint that reads nothing and never faults.
 #[inline(always)]
-fn prefetch<T>(x: &T) {
+pub(super) fn prefetch<T>(x: &T) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};

@@ -458,6 +458,7 @@ pub struct RawPhase {
     pub points: Option<i64>,
     pub label: Option<String>,
     pub unit: Option<String>,
+    pub seeds: Option<i64>,
 }
 
 /// `[collapse]` as written: the level whose crossing is collapse, and the estimator's effort.

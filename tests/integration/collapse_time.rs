@@ -131,7 +131,7 @@ fn the_retry_storm_derives_its_level_and_collapses_rarely() {
         .collapse
         .unwrap();
     assert!(!given.derived);
-    assert_eq!((given.at, given.base, given.step), (200, 0, 1));
+    assert_eq!((given.at, given.base, given.step), (200, 0, 5));
     let derived = crate::common::bundled("load-shedding", None, &[])
         .collapse
         .unwrap();

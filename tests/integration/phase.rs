@@ -83,3 +83,44 @@ fn phase_writes_json_with_cells_operating_point_and_named_csv_columns() {
         assert_eq!((r[7], r[8]), (r[1], r[2]), "{r:?}");
     }
 }
+
+/// `phase.seeds` sets the seeds per cell and branch of the map, apart from the tipping
+/// search's `tipping.seeds`; `brink phase --seeds N` overrides it; out of range it is
+/// refused, naming the key, with nothing written.
+#[test]
+fn phase_seeds_are_the_maps_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("law.toml");
+    let text = format!(
+        "{LAW}\n[phase]\nvary = \"event.slowdown.for\"\nfrom = \"1s\"\nto = \"60s\"\n\
+         points = 2\nseeds = 2\n"
+    );
+    std::fs::write(&file, text).unwrap();
+    let rows = |extra: &[&str]| {
+        let out = dir.path().join(format!("out{}", extra.len()));
+        let o = brink(["phase"])
+            .arg(&file)
+            .args(["--set", "tipping.points=2", "--jobs", "2"])
+            .args(extra)
+            .arg("--out")
+            .arg(&out)
+            .run();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let csv = std::fs::read_to_string(out.join("law/phase.csv")).unwrap();
+        csv.lines().count() - 1
+    };
+    // 2 x 2 cells x 2 branches, 2 seeds; then 3 seeds from the command line.
+    assert_eq!(rows(&[]), 16);
+    assert_eq!(rows(&["--seeds", "3"]), 24);
+    let out = dir.path().join("bad");
+    let o = brink(["phase"])
+        .arg(&file)
+        .args(["--set", "phase.seeds=0"])
+        .arg("--out")
+        .arg(&out)
+        .run();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("phase.seeds"), "{err}");
+    assert!(!out.exists(), "wrote {out:?}");
+}

@@ -271,6 +271,9 @@ impl Tipping {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Phase {
     pub axis: Axis,
+    /// Seeds per cell and branch (`phase.seeds`); without it, `tipping.seeds` if the file
+    /// sets it, else 1.
+    pub seeds: u32,
 }
 
 #[cfg(test)]

@@ -46,13 +46,7 @@ pub fn tipping(
     let seeds = match t.seeds {
         None if grid => 1,
         None => DEFAULT_ADAPTIVE_SEEDS,
-        Some(s) if (1..=MAX_RUNS as i64).contains(&s) => s as u32,
-        Some(s) => {
-            return bad(
-                "tipping.seeds",
-                format!("must be from 1 to {MAX_RUNS}, not {s}"),
-            );
-        }
+        Some(s) => runs_in("tipping.seeds", s)?,
     };
     let runs = axis.values.len() as u64 * seeds as u64;
     if runs > MAX_RUNS {
@@ -242,19 +236,37 @@ pub fn tipping(
                     ),
                 );
             }
+            let seeds = match p.seeds {
+                // A phase map is a grid: one seed per cell unless the file says.
+                None if tipping.seeds_default => 1,
+                None => seeds,
+                Some(s) => runs_in("phase.seeds", s)?,
+            };
             let cells = axis.values.len() as u64 * tipping.axis.values.len() as u64;
             if cells * seeds as u64 > MAX_RUNS {
                 return bad(
-                    "phase.points",
+                    if p.seeds.is_some() {
+                        "phase.seeds"
+                    } else {
+                        "phase.points"
+                    },
                     format!(
                         "{cells} cells x {seeds} seeds is more than {MAX_RUNS} runs per variant; use fewer points or seeds"
                     ),
                 );
             }
-            Some(Phase { axis })
+            Some(Phase { axis, seeds })
         }
     };
     Ok((Some(tipping), phase))
+}
+
+/// A count of points or seeds: from 1 to [`MAX_RUNS`].
+fn runs_in(path: &str, n: i64) -> V<u32> {
+    if !(1..=MAX_RUNS as i64).contains(&n) {
+        return bad(path, format!("must be from 1 to {MAX_RUNS}, not {n}"));
+    }
+    Ok(n as u32)
 }
 
 /// The end of the last occurrence of an event that starts before `duration`.
@@ -322,12 +334,7 @@ fn read_axis(
             format!("the range is empty: `to` ({hi}) must be above `from` ({lo})"),
         );
     }
-    if !(1..=MAX_RUNS as i64).contains(&points) {
-        return bad(
-            format!("{section}.points"),
-            format!("must be from 1 to {MAX_RUNS}, not {points}"),
-        );
-    }
+    runs_in(&format!("{section}.points"), points)?;
     Ok(Axis {
         path: path.to_string(),
         unit,
