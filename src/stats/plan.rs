@@ -310,10 +310,21 @@ impl Plan {
             Branch::Triggered
         };
         let rest = i / 2;
-        let seed = (rest % self.seeds as u64) as u32;
+        let k = (rest % self.seeds as u64) as u32;
         let rest = rest / self.seeds as u64;
         let cell = (rest % self.cells() as u64) as usize;
         let variant = (rest / self.cells() as u64) as usize;
+        // A tipping grid's values have seeds of their own (value j runs seeds j x seeds
+        // to (j + 1) x seeds - 1), like the search's probes: the confidence interval takes
+        // the runs as independent, and with the same seeds at every value they are not (a
+        // seed that fails at one value fails at the next: 8 seeds over 16 values covered
+        // the crossing in 16 of 24 sweeps). A phase map's cells share seeds 0 to seeds - 1
+        // (common random numbers make its boundary, a bracket, cleaner). Variants share
+        // them either way.
+        let seed = match self.kind {
+            Kind::Tipping => (cell as u64 * self.seeds as u64 + k as u64) as u32,
+            Kind::Phase => k,
+        };
         Point {
             variant,
             at: [cell / self.n2(), cell % self.n2()],
@@ -445,7 +456,8 @@ pub(crate) mod tests {
         let p = plan(2);
         assert_eq!(p.len(), 12);
         let q = p.point(7);
-        assert_eq!((q.at[0], q.seed, q.branch), (1, 1, Branch::Triggered));
+        // Value 1 runs seeds 2 and 3 (its own, as a probe's).
+        assert_eq!((q.at[0], q.seed, q.branch), (1, 3, Branch::Triggered));
     }
 
     #[test]
