@@ -4,7 +4,7 @@
 
 use crate::engine::Rng;
 use crate::engine::time::SimTime;
-use crate::scenario::CacheCfg;
+use crate::scenario::{CacheCfg, TtlRefresh};
 use rand::{Rng as _, RngExt};
 use std::sync::Arc;
 
@@ -51,6 +51,8 @@ pub struct CacheState {
     zipf: Option<Arc<Alias>>,
     keys: u32,
     ttl: Option<SimTime>,
+    /// A hit starts the key's TTL again (sliding expiry).
+    slide: bool,
     pub rng: Rng,
     pub counts: CacheCounts,
     /// Counts at the start of the current time-series window.
@@ -124,6 +126,7 @@ impl CacheState {
             zipf: cfg.zipf.map(|s| Arc::new(Alias::zipf(cfg.keys, s))),
             keys: cfg.keys,
             ttl: cfg.ttl_ns,
+            slide: cfg.ttl_refresh == TtlRefresh::OnHit,
             rng,
             counts: CacheCounts::default(),
             window_mark: CacheCounts::default(),
@@ -167,10 +170,15 @@ impl CacheState {
         self.counts.lookups += 1;
         let s = self.route(key);
         let slot = &self.slots[s as usize];
-        let k = &self.key[key as usize];
+        let k = &mut self.key[key as usize];
         let hit = slot.reachable && k.slot == s && k.epoch == slot.epoch && now < k.expiry;
         if hit {
             self.counts.hits += 1;
+            if self.slide
+                && let Some(t) = self.ttl
+            {
+                k.expiry = now.saturating_add(t);
+            }
         }
         hit
     }
@@ -453,6 +461,7 @@ mod tests {
             keys: 100_000,
             zipf: None,
             ttl_ns: None,
+            ttl_refresh: TtlRefresh::Fill,
             warm: 1.0,
             vnodes: 64,
             detect_after_ns: Some(10),

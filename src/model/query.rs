@@ -120,10 +120,14 @@ impl Simulation<'_> {
                     }
                 }
                 keys.truncate(kept);
-                self.reqs[r].covered = keys.len() as u32;
                 if misses == 0 {
+                    // Every key hit: nothing is queried, so nothing is filled (a hit does
+                    // not renew a key's TTL unless the tier's `ttl_refresh` says so).
+                    keys.clear();
+                    self.reqs[r].covered = 0;
                     return Next::StepDone;
                 }
+                self.reqs[r].covered = keys.len() as u32;
             }
             None => {
                 for _ in 0..k {

@@ -209,6 +209,17 @@ pub enum MissPolicy {
     Missing,
 }
 
+/// When a cached key's TTL starts again (`ttl_refresh`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum TtlRefresh {
+    /// Only when the key is filled: a hit does not extend it (Redis `GET`, memcached `get`).
+    #[default]
+    Fill,
+    /// At every hit too: sliding expiry (a cache that touches keys on read).
+    OnHit,
+}
+
 /// When a multi-part query succeeds: every part (all-or-nothing) or with what succeeded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -328,6 +339,7 @@ pub struct RawCache {
     pub keys: i64,
     pub zipf: Option<f64>,
     pub ttl: Option<Dur>,
+    pub ttl_refresh: Option<TtlRefresh>,
     pub warm: Option<f64>,
     pub vnodes: Option<i64>,
     pub control_plane: Option<RawControlPlane>,

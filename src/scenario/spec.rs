@@ -9,7 +9,7 @@ pub mod sweep;
 use super::provenance::Provenance;
 pub use super::raw::{
     Backoff, Balance, Completion, Discipline, Failure, Fanout, Jitter, Law, MissPolicy, ReadPref,
-    ScaleIn, ScaleSignal,
+    ScaleIn, ScaleSignal, TtlRefresh,
 };
 use crate::engine::time::SimTime;
 pub use collapse::{Collapse, CollapseLevel};
@@ -449,6 +449,8 @@ pub struct CacheCfg {
     /// Zipf exponent of key popularity; `None` is uniform.
     pub zipf: Option<f64>,
     pub ttl_ns: Option<SimTime>,
+    /// When a key's `ttl` starts again.
+    pub ttl_refresh: TtlRefresh,
     /// Fraction of keys present at the start.
     pub warm: f64,
     pub vnodes: u32,

@@ -5,6 +5,7 @@ mod autoscaling;
 mod bad_input;
 mod balancing;
 mod budgets;
+mod cache_ttl;
 mod collapse_time;
 mod common;
 mod confidence;

@@ -27,6 +27,7 @@ pub fn cache(path: &str, name: &str, c: &RawCache) -> V<CacheCfg> {
             .ttl
             .map(|t| nonzero_dur(&format!("{path}.ttl"), t))
             .transpose()?,
+        ttl_refresh: c.ttl_refresh.unwrap_or_default(),
         warm,
         vnodes: int_in(&format!("{path}.vnodes"), c.vnodes.unwrap_or(64), 1, 1000)? as u32,
         detect_after_ns: c
