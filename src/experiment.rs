@@ -36,6 +36,9 @@ pub enum Error {
     /// The scenario or an override is invalid.
     #[error(transparent)]
     Scenario(#[from] ScenarioError),
+    /// `--deny-warnings` and the scenario has warnings (printed before).
+    #[error("{count} warning(s) with --deny-warnings; nothing written")]
+    Warnings { count: usize },
     /// A run hit a hard limit or an internal check.
     #[error(transparent)]
     Sim(#[from] SimError),
@@ -110,6 +113,7 @@ impl Error {
                 | Error::NoCollapseLevel { .. }
                 | Error::NewName { .. }
                 | Error::NewExists { .. }
+                | Error::Warnings { .. }
         )
     }
 

@@ -48,7 +48,9 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
     brink::model::budget::set_max_events(cli.max_events);
     match cli.command {
         Command::Run(a) => {
+            let text = Loader::resolve(&a.file)?.text().to_string();
             let (sc, dir) = scenario_and_dir(a)?;
+            warn(&sc, &text, cli.deny_warnings)?;
             run::run_and_write(&sc, &dir, &console)?;
         }
         Command::Check { files } => {
@@ -56,9 +58,12 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             for f in &files {
                 let checked = Loader::resolve(f)
                     .map_err(Error::from)
-                    .and_then(|l| Ok((all::check(&l)?, l.file)));
+                    .and_then(|l| Ok((all::check(&l)?, l.load(None, &[])?, l)));
                 match checked {
-                    Ok((n, file)) => println!("ok  {file} ({n} variants)"),
+                    Ok((n, sc, l)) => {
+                        warn(&sc, l.text(), cli.deny_warnings)?;
+                        println!("ok  {} ({n} variants)", l.file);
+                    }
                     Err(e) => bad.push(e),
                 }
             }
@@ -217,6 +222,19 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                 brink::report::gate::require_headroom(reports, h).map_err(anyhow::Error::msg)?;
             }
         }
+    }
+    Ok(())
+}
+
+/// Prints the scenario's warnings on stderr; with `--deny-warnings`, any is an error (exit
+/// 2, before anything is written).
+fn warn(sc: &Scenario, text: &str, deny: bool) -> anyhow::Result<()> {
+    let found = brink::scenario::warnings::warnings(sc, text);
+    for w in &found {
+        eprintln!("warning: {w}");
+    }
+    if deny && !found.is_empty() {
+        return Err(Error::Warnings { count: found.len() }.into());
     }
     Ok(())
 }

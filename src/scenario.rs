@@ -20,6 +20,7 @@ pub mod spec;
 pub mod starter;
 pub mod strict;
 pub mod validate;
+pub mod warnings;
 
 pub use columns::{Column, Measure, Owner};
 pub use error::ScenarioError;

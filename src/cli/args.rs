@@ -21,6 +21,11 @@ pub struct Cli {
     /// (exit 1).
     #[arg(long, global = true, value_name = "N", default_value_t = brink::model::budget::DEFAULT_MAX_EVENTS, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_events: u64,
+    /// Make warnings (a valid file that is almost certainly a slip: a service mean beyond
+    /// its timeout, a pool overloaded by its own arithmetic, a cache that cannot hit,
+    /// minutes among milliseconds) errors: exit 2, nothing written.
+    #[arg(long, global = true)]
+    pub deny_warnings: bool,
 }
 
 #[derive(Subcommand)]

@@ -37,3 +37,4 @@ mod sweep_bad_input;
 mod sweep_determinism;
 mod thread_pool_exhaustion;
 mod tipping;
+mod warnings;
