@@ -3,6 +3,7 @@
 //! The engine knows nothing of the model: it orders opaque events by time and insertion
 //! sequence and hands out independent, reproducible random streams.
 
+pub mod number;
 pub mod queue;
 mod radix_heap;
 pub mod rng;

@@ -63,6 +63,9 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                     Ok((n, sc, l)) => {
                         warn(&sc, l.text(), cli.deny_warnings)?;
                         println!("ok  {} ({n} variants)", l.file);
+                        for line in brink::scenario::hit_ratio::describe(&sc.config) {
+                            println!("    {line}");
+                        }
                     }
                     Err(e) => bad.push(e),
                 }

@@ -12,7 +12,9 @@
 pub mod bundled;
 pub mod columns;
 pub mod error;
+pub mod hit_ratio;
 pub mod load;
+pub mod operating;
 pub mod overrides;
 pub mod provenance;
 pub mod raw;

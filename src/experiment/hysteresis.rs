@@ -87,7 +87,7 @@ impl Ramp {
         // Interventions change parameters, not structure: probe both ends of the range.
         let at = |x: f64| {
             let mut s = sets.clone();
-            s.push(Override::new(
+            s.push(Override::probe(
                 &axis.path,
                 axis.toml_value(x),
                 format!("[hysteresis] ramp value {}", axis.path),
@@ -246,7 +246,7 @@ fn ramp_sets(sets: &[Override], tipping: &Tipping, h: &Hysteresis, axis: &Axis) 
         Value::String(format!("{run_ns}ns")),
         "[hysteresis] run length (2 x steps x dwell)",
     ));
-    s.push(Override::new(
+    s.push(Override::probe(
         &axis.path,
         axis.toml_value(axis.values[0]),
         format!("[hysteresis] ramp value {}", axis.path),

@@ -262,7 +262,7 @@ impl Sweep {
             let x = value[a];
             let value = axis.toml_value(x);
             let section = if a == 0 { "tipping" } else { "phase" };
-            sets.push(Override::new(
+            sets.push(Override::probe(
                 &axis.path,
                 value.clone(),
                 format!("[{section}] sweep value {}={value}", axis.path),

@@ -89,6 +89,9 @@ impl CacheState {
             })
             .collect();
         ring.sort_unstable();
+        // A tier given its hit ratio starts in steady state: key by key (popular keys are
+        // more often present); otherwise a `warm` share of the keys.
+        let steady = crate::scenario::hit_ratio::Steady::of(cfg);
         let key = (0..cfg.keys)
             .map(|k| {
                 let home = ring[ring_index(&ring, mix(k as u64))].1;
@@ -98,7 +101,8 @@ impl CacheState {
                     home,
                     slot: u16::MAX,
                 };
-                if cfg.warm >= 1.0 || rng.random::<f64>() < cfg.warm {
+                let warm = steady.map_or(cfg.warm, |s| s.at(k));
+                if warm >= 1.0 || rng.random::<f64>() < warm {
                     key.slot = home;
                     key.epoch = 1;
                     // Spread initial expiries over one TTL so they do not expire together.
@@ -465,6 +469,7 @@ mod tests {
             warm: 1.0,
             vnodes: 64,
             detect_after_ns: Some(10),
+            target: None,
         };
         CacheState::new(&cfg, stream_rng(1, 0, "c"))
     }

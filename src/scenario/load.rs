@@ -8,11 +8,12 @@ mod place;
 
 use super::bundled::{self, Bundled};
 use super::error::ScenarioError;
+use super::hit_ratio;
 use super::overrides::{self, Override};
 use super::provenance::Provenance;
 use super::raw::RawScenario;
 use super::spec::sweep::Measure;
-use super::spec::{Config, Intervention, Scenario, SlowCount};
+use super::spec::{CacheCfg, Config, Intervention, Scenario, SlowCount};
 use super::strict::Strict;
 use super::validate::{self, did_you_mean};
 use assign::Scope;
@@ -175,6 +176,8 @@ impl Loader {
     ) -> Result<Scenario, ScenarioError> {
         let (table, mut origins) = self.assigned(variant, sets)?;
         let (raw, meta, mut config) = self.build(&table, &origins)?;
+        let derived = self.derived_caches(&config, variant, sets, &origins)?;
+        hit_ratio::pin(&mut config, &derived);
         validate::starting_fleet(&config)
             .map_err(|(path, msg)| self.invalid(&path, &msg, &origins))?;
         let (tipping, phase, hysteresis) = match sections {
@@ -232,6 +235,7 @@ impl Loader {
                     origins.push((path, place.clone()));
                 }
                 let (_, _, mut next) = self.build(&live, &origins)?;
+                hit_ratio::pin(&mut next, &derived);
                 next.slow = config.slow;
                 validate::same_structure(&current, &next).map_err(|msg| {
                     ScenarioError::Invalid {
@@ -302,6 +306,30 @@ impl Loader {
             },
         })
     }
+    /// The cache tiers with a `hit_ratio`, solved at the operating point: the file with the
+    /// variant and the user's overrides, without a sweep's probes (a design's keyspace does
+    /// not follow the load). `config` is that point's model when no override is a probe.
+    fn derived_caches(
+        &self,
+        config: &Config,
+        variant: Option<&str>,
+        sets: &[Override],
+        origins: &[(String, String)],
+    ) -> Result<Vec<CacheCfg>, ScenarioError> {
+        if config.caches.iter().all(|c| c.target.is_none()) {
+            return Ok(vec![]);
+        }
+        let mut op = if sets.iter().any(|o| o.probe) {
+            let plain: Vec<Override> = sets.iter().filter(|o| !o.probe).cloned().collect();
+            let (table, origins) = self.assigned(variant, &plain)?;
+            self.build(&table, &origins)?.2
+        } else {
+            config.clone()
+        };
+        hit_ratio::derive(&mut op).map_err(|(path, msg)| self.invalid(&path, &msg, origins))?;
+        Ok(op.caches)
+    }
+
     fn build(
         &self,
         table: &Table,

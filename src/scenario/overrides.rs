@@ -29,6 +29,9 @@ pub struct Override {
     pub value: Value,
     /// Where it came from, for error messages (`--set pool.server.workers=0`).
     pub origin: String,
+    /// A sweep's probe: it moves the scenario away from its operating point for one run
+    /// (what the operating point derives, a cache's keyspace from its hit ratio, stays).
+    pub probe: bool,
 }
 
 impl Override {
@@ -57,6 +60,7 @@ impl Override {
             path: path.into(),
             value: parse_value(text.trim()),
             origin: format!("--set {arg}"),
+            probe: false,
         })
     }
 
@@ -66,6 +70,15 @@ impl Override {
             path: path.into(),
             value,
             origin: origin.into(),
+            probe: false,
+        }
+    }
+
+    /// A sweep's probe value (see [`Override::probe`](Self#structfield.probe)).
+    pub fn probe(path: &str, value: Value, origin: impl Into<String>) -> Self {
+        Self {
+            probe: true,
+            ..Self::new(path, value, origin)
         }
     }
 }

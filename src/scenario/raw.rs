@@ -336,8 +336,12 @@ pub struct RawFallback {
 pub struct RawCache {
     pub nodes: i64,
     pub spares: Option<i64>,
-    pub keys: i64,
+    /// Required unless `hit_ratio` is given with a `ttl` (then derived).
+    pub keys: Option<i64>,
     pub zipf: Option<f64>,
+    /// The hit ratio the tier shows at the operating point: the keyspace (with `ttl`) or
+    /// the TTL (with `keys`) is derived from it.
+    pub hit_ratio: Option<f64>,
     pub ttl: Option<Dur>,
     pub ttl_refresh: Option<TtlRefresh>,
     pub warm: Option<f64>,

@@ -454,9 +454,35 @@ pub struct CacheCfg {
     /// Fraction of keys present at the start.
     pub warm: f64,
     pub vnodes: u32,
+    /// The hit ratio the file asks for at the operating point, and what was derived from it
+    /// (`keys`, or `ttl_ns`; see [`super::hit_ratio`]).
+    pub target: Option<HitTarget>,
     /// The control plane's reaction time to a node leaving the catalog; `None` = no
     /// control plane (nothing replaces a node that leaves).
     pub detect_after_ns: Option<SimTime>,
+}
+
+/// A cache tier's measured hit ratio (`hit_ratio`), the unknown it solves for, and what the
+/// operating point's arithmetic gave.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HitTarget {
+    /// The hit ratio, in (0, 1).
+    pub ratio: f64,
+    /// What it solves for: the keyspace (the file gives `ttl`) or the TTL (it gives `keys`).
+    pub solves: Solves,
+    /// Keys start in their steady state (the file left `warm` out): each present with the
+    /// probability its popularity gives at the operating point, its expiry uniform over one
+    /// TTL, so the run starts at the hit ratio it asks for.
+    pub steady_start: bool,
+    /// Key lookups per second at the operating point (0 until derived).
+    pub lookups_per_s: f64,
+}
+
+/// The unknown a [`HitTarget`] solves for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Solves {
+    Keys,
+    Ttl,
 }
 
 /// A time-triggered event.

@@ -13,6 +13,7 @@ mod class;
 mod collapse;
 mod hysteresis;
 mod pool;
+pub use pool::MAX_KEYS;
 mod service;
 mod slo;
 mod structure;

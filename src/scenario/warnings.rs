@@ -5,7 +5,7 @@
 //! Each check is arithmetic on the validated scenario (and, for unit slips, the file's
 //! text), O(classes × steps + pools + caches + durations written): none runs a model.
 
-use super::spec::{Config, KeyCount, Scenario};
+use super::spec::{Config, Scenario};
 use crate::engine::time::{SimTime, format_duration};
 
 /// One warning: the key it is about and what is wrong.
@@ -29,6 +29,9 @@ pub fn warnings(sc: &Scenario, text: &str) -> Vec<Warning> {
     overloaded_pools(cfg, &mut out);
     caches_that_cannot_hit(cfg, &mut out);
     minutes_among_milliseconds(text, &mut out);
+    // One warning per key: a pool queried by several classes is named once.
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|w| seen.insert(w.key.clone()));
     out
 }
 
@@ -97,19 +100,9 @@ fn overloaded_pools(cfg: &Config, out: &mut Vec<Warning>) {
 fn caches_that_cannot_hit(cfg: &Config, out: &mut Vec<Warning>) {
     for (t, cache) in cfg.caches.iter().enumerate() {
         let Some(ttl) = cache.ttl_ns else { continue };
-        let lookups: f64 = cfg
-            .classes
-            .iter()
-            .flat_map(|c| c.steps.iter().map(move |st| (c, st)))
-            .filter(|(_, st)| st.cache == Some(t))
-            .map(|(c, st)| c.rate_per_s * mean_keys(st.keys))
-            .sum();
+        let lookups = super::operating::operating(cfg).lookups[t];
         // The hottest key's share: 1/n uniform, 1/H(n, s) under Zipf.
-        let n = cache.keys as f64;
-        let top = match cache.zipf {
-            None => 1.0 / n,
-            Some(s) => 1.0 / (1..=cache.keys).map(|k| (k as f64).powf(-s)).sum::<f64>(),
-        };
+        let top = super::hit_ratio::top_share(cache.keys, cache.zipf);
         let rate = lookups * top;
         if rate > 0.0 && rate * ttl as f64 * 1e-9 < 1.0 {
             out.push(Warning {
@@ -121,13 +114,6 @@ fn caches_that_cannot_hit(cfg: &Config, out: &mut Vec<Warning>) {
                 ),
             });
         }
-    }
-}
-
-fn mean_keys(k: KeyCount) -> f64 {
-    match k {
-        KeyCount::Fixed(n) => n as f64,
-        KeyCount::Poisson { mean, min } | KeyCount::Geometric { mean, min } => mean.max(min as f64),
     }
 }
 

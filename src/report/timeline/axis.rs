@@ -19,21 +19,7 @@ pub fn y_labels(top: f64, integer: bool) -> usize {
     }
 }
 
-/// A tick label: whole numbers without a decimal point (`350`, not `350.0`), others in
-/// the fewest digits that show them (to 1e-6).
-pub fn tick_label(v: f64) -> String {
-    let r = (v * 1e6).round() / 1e6;
-    if r == 0.0 { "0".into() } else { format!("{r}") }
-}
-
-/// A value to three significant digits: `2.39`, `8.1`, `10`.
-pub fn sig3(v: f64) -> String {
-    if v == 0.0 || !v.is_finite() {
-        return tick_label(v);
-    }
-    let scale = 10f64.powi(2 - v.abs().log10().floor() as i32);
-    tick_label((v * scale).round() / scale)
-}
+pub use crate::engine::number::{sig3, tick_label};
 
 /// Where an event is shaded on a time axis from `t0` to `t1` (seconds): from its start to
 /// its end, at least 1/400 of the axis's length wide (so that a short event shows), and

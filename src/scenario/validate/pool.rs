@@ -4,9 +4,16 @@ use super::check::{V, bad, finite_nonneg, int_in, nonzero_dur, positive, up_to};
 use crate::scenario::raw::*;
 use crate::scenario::spec::*;
 
-/// Validates `[cache.NAME]` at `path`.
+/// Validates `[cache.NAME]` at `path`. With `hit_ratio`, the unknown it solves for (the
+/// keyspace or the TTL) is left at a placeholder for [`super::super::hit_ratio::derive`].
 pub fn cache(path: &str, name: &str, c: &RawCache) -> V<CacheCfg> {
-    let warm = c.warm.unwrap_or(1.0);
+    let target = match c.hit_ratio {
+        None => None,
+        Some(h) => Some(hit_target(path, c, h)?),
+    };
+    let warm = c
+        .warm
+        .unwrap_or_else(|| target.as_ref().map_or(1.0, |t| t.ratio));
     if !(0.0..=1.0).contains(&warm) {
         return bad(
             format!("{path}.warm"),
@@ -17,11 +24,22 @@ pub fn cache(path: &str, name: &str, c: &RawCache) -> V<CacheCfg> {
         Some(z) => Some(positive(&format!("{path}.zipf"), z)?),
         None => None,
     };
+    let keys = match c.keys {
+        Some(k) => int_in(&format!("{path}.keys"), k, 1, MAX_KEYS as i64)? as u32,
+        // Solved from the hit ratio once the classes are known.
+        None if target.is_some() => 1,
+        None => {
+            return bad(
+                format!("{path}.keys"),
+                "missing required key `keys` (the size of the keyspace; or give `hit_ratio` with a `ttl` and brink derives it)",
+            );
+        }
+    };
     Ok(CacheCfg {
         name: name.into(),
         nodes: int_in(&format!("{path}.nodes"), c.nodes, 1, 10_000)? as u32,
         spares: int_in(&format!("{path}.spares"), c.spares.unwrap_or(0), 0, 10_000)? as u32,
-        keys: int_in(&format!("{path}.keys"), c.keys, 1, 50_000_000)? as u32,
+        keys,
         zipf,
         ttl_ns: c
             .ttl
@@ -40,6 +58,43 @@ pub fn cache(path: &str, name: &str, c: &RawCache) -> V<CacheCfg> {
                 )
             })
             .transpose()?,
+        target,
+    })
+}
+
+/// The most keys a tier may have (given or derived).
+pub const MAX_KEYS: u32 = 50_000_000;
+
+/// `hit_ratio = h` at `path`: 0 < h < 1, with exactly one of `ttl` and `keys`.
+fn hit_target(path: &str, c: &RawCache, h: f64) -> V<HitTarget> {
+    let key = format!("{path}.hit_ratio");
+    if !(h > 0.0 && h < 1.0) {
+        return bad(
+            key,
+            format!("must be a fraction above 0 and below 1, not {h}"),
+        );
+    }
+    let solves = match (c.ttl.is_some(), c.keys.is_some()) {
+        (true, false) => Solves::Keys,
+        (false, true) => Solves::Ttl,
+        (true, true) => {
+            return bad(
+                key,
+                "give `ttl` (brink derives the keyspace) or `keys` (it derives the TTL), not both: with both, the hit ratio follows from them",
+            );
+        }
+        (false, false) => {
+            return bad(
+                key,
+                "needs a `ttl` (brink derives the keyspace) or `keys` (it derives the TTL): without expiry a warm tier hits every lookup",
+            );
+        }
+    };
+    Ok(HitTarget {
+        ratio: h,
+        solves,
+        steady_start: c.warm.is_none(),
+        lookups_per_s: 0.0,
     })
 }
 
