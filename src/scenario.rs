@@ -19,6 +19,7 @@ pub mod raw;
 pub mod spec;
 pub mod starter;
 pub mod strict;
+pub mod telemetry;
 pub mod validate;
 pub mod warnings;
 
