@@ -134,6 +134,14 @@ impl Loader {
         })
     }
 
+    /// Another text in this file's place: its name, messages and folder (where its
+    /// telemetry files are read from) are this loader's (a live session's edited text).
+    pub fn with_text(&self, text: String) -> Result<Self, ScenarioError> {
+        let mut loader = Self::from_text(&self.file, &self.name, text)?;
+        loader.dir = self.dir.clone();
+        Ok(loader)
+    }
+
     /// The file's text, exactly as read.
     pub fn text(&self) -> &str {
         &self.text

@@ -202,11 +202,12 @@ fn label_set<'a>(labels: impl Iterator<Item = (&'a String, &'a String)>) -> Stri
 }
 
 /// The one series whose labels include all of `want`, among `found` (label sets, each with
-/// its item); an error lists the sets found when none or several match.
+/// its item); an error lists the sets found when none or several match. `what` names one
+/// series and several (`data point`, `data points`).
 fn select<'a, T>(
     found: &'a [(Vec<(String, String)>, T)],
     want: Option<&IndexMap<String, String>>,
-    what: &str,
+    what: (&str, &str),
 ) -> Result<&'a T, String> {
     let matches: Vec<&(Vec<(String, String)>, T)> = found
         .iter()
@@ -233,12 +234,14 @@ fn select<'a, T>(
     match matches.len() {
         1 => Ok(&matches[0].1),
         0 => Err(format!(
-            "no {what} has the labels {}; the label sets found are {}",
+            "no {} has the labels {}; the label sets found are {}",
+            what.0,
             label_set(want.into_iter().flatten()),
             sets()
         )),
         n => Err(format!(
-            "{n} {what}s match{}; pick one with `labels = {{ ... }}`: the label sets found are {}",
+            "{n} {} match{}; pick one with `labels = {{ ... }}`: the label sets found are {}",
+            what.1,
             want.map(|w| format!(" the labels {}", label_set(w.iter())))
                 .unwrap_or_default(),
             sets()

@@ -35,6 +35,7 @@ mod slack;
 mod slo;
 mod sweep_bad_input;
 mod sweep_determinism;
+mod telemetry;
 mod thread_pool_exhaustion;
 mod tipping;
 mod warnings;

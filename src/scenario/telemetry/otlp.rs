@@ -67,7 +67,14 @@ pub(super) fn parse(
             }
         ));
     }
-    let (p, dp, exp, unit) = select(&points, want, &format!("`{metric}` data point"))?;
+    let (p, dp, exp, unit) = select(
+        &points,
+        want,
+        (
+            &format!("`{metric}` data point"),
+            &format!("`{metric}` data points"),
+        ),
+    )?;
     let mut hist = if *exp {
         exponential(dp, p)?
     } else {

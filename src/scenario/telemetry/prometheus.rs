@@ -102,7 +102,8 @@ pub(super) fn parse(
             }
         ));
     }
-    let s = select(&series, want, &format!("`{bucket}` series"))?;
+    let what = format!("`{bucket}` series");
+    let s = select(&series, want, (&what, &what))?;
     let mut buckets = s.buckets.clone();
     buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
     let Some(&(inf_le, inf, _)) = buckets.last().filter(|b| b.0 == f64::INFINITY) else {
