@@ -63,6 +63,11 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                     Ok((n, sc, l)) => {
                         warn(&sc, l.text(), cli.deny_warnings)?;
                         println!("ok  {} ({n} variants)", l.file);
+                        for fit in &sc.provenance.fitted {
+                            for line in brink::model::fitted::Fitted::describe(fit) {
+                                println!("    {line}");
+                            }
+                        }
                         for line in brink::scenario::hit_ratio::describe(&sc.config) {
                             println!("    {line}");
                         }

@@ -36,6 +36,8 @@ pub mod budget;
 pub mod cache;
 pub mod calls;
 pub mod event;
+pub mod families;
+pub mod fitted;
 pub mod fork;
 pub mod hedging;
 pub mod histogram;

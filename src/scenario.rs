@@ -21,6 +21,7 @@ pub mod raw;
 pub mod spec;
 pub mod starter;
 pub mod strict;
+pub mod telemetry;
 pub mod validate;
 pub mod warnings;
 

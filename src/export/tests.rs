@@ -41,6 +41,7 @@ fn golden_provenance() -> Provenance {
         seed: 11,
         variant: None,
         overrides: vec!["pool.server.workers=4".into()],
+        fitted: vec![],
     }
 }
 

@@ -7,6 +7,7 @@
 //! lognormal keep their own inline arms there, so their draws (and the golden outputs) stay
 //! bit for bit the same.
 
+use super::fitted::Fitted;
 use crate::engine::Rng;
 use crate::scenario::Law;
 use rand::RngExt;
@@ -56,6 +57,8 @@ pub enum Simple {
     Empirical(Arc<[f64]>),
     /// A measured histogram: a bin by its share of the counts, then uniform within it.
     Histogram(Arc<Bins>),
+    /// A law fitted to measured percentiles or a histogram file, with a fitted tail.
+    Fitted(Arc<Fitted>),
 }
 
 /// A histogram's bins: `edges[i]..edges[i + 1]` holds the share `cum[i] - cum[i - 1]` of
@@ -215,6 +218,7 @@ impl Simple {
                 }
                 (m1, m2)
             }
+            Simple::Fitted(f) => f.moments(),
         }
     }
 
@@ -241,6 +245,7 @@ impl Simple {
                 let (a, c) = (b.edges[i], b.edges[i + 1]);
                 a + (c - a) * rng.random::<f64>()
             }
+            Simple::Fitted(f) => f.quantile(rng.random()),
         }
     }
 }

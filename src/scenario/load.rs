@@ -11,14 +11,16 @@ use super::error::ScenarioError;
 use super::hit_ratio;
 use super::overrides::{self, Override};
 use super::provenance::Provenance;
-use super::raw::RawScenario;
+use super::raw::{Law, RawScenario, RawService};
 use super::spec::sweep::Measure;
 use super::spec::{CacheCfg, Config, Intervention, Scenario, SlowCount};
 use super::strict::Strict;
+use super::telemetry;
 use super::validate::{self, did_you_mean};
+use crate::model::fitted::FitReport;
 use assign::Scope;
 use place::{explain, line_col, toml_message};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use toml::{Table, Value};
 
@@ -37,6 +39,9 @@ pub struct Loader {
     table: Table,
     /// What the file's outputs record; seed, variant and overrides are filled per load.
     provenance: Provenance,
+    /// The folder telemetry files are read from: the scenario file's, or the current
+    /// folder for text without a file (a bundled scenario, a library caller).
+    dir: PathBuf,
 }
 
 impl Loader {
@@ -75,7 +80,9 @@ impl Loader {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "scenario".into());
-        Self::from_text(&file, &name, text)
+        let mut loader = Self::from_text(&file, &name, text)?;
+        loader.dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        Ok(loader)
     }
 
     /// Reads the scenario a command names: the file at `arg` if it exists (or `arg.toml`
@@ -124,7 +131,16 @@ impl Loader {
             provenance: Provenance::of_text(name, &text),
             text,
             table,
+            dir: PathBuf::new(),
         })
+    }
+
+    /// Another text in this file's place: its name, messages and folder (where its
+    /// telemetry files are read from) are this loader's (a live session's edited text).
+    pub fn with_text(&self, text: String) -> Result<Self, ScenarioError> {
+        let mut loader = Self::from_text(&self.file, &self.name, text)?;
+        loader.dir = self.dir.clone();
+        Ok(loader)
     }
 
     /// The file's text, exactly as read.
@@ -207,6 +223,17 @@ impl Loader {
             };
         let collapse = validate::collapse(&raw, &config)
             .map_err(|(path, msg)| self.invalid(&path, &msg, &origins))?;
+        let fitted = config
+            .pools
+            .iter()
+            .flat_map(|p| FitReport::of(p.service.sampler.as_ref()))
+            .chain(config.classes.iter().flat_map(|c| {
+                c.users
+                    .as_ref()
+                    .map(|u| FitReport::of(u.think.sampler.as_ref()))
+                    .unwrap_or_default()
+            }))
+            .collect();
         let config = Arc::new(config);
         let mut interventions = Vec::new();
         let mut order: Vec<usize> = (0..raw.at.len()).collect();
@@ -302,6 +329,7 @@ impl Loader {
                     .iter()
                     .map(|o| format!("{}={}", o.path, o.value))
                     .collect(),
+                fitted,
                 ..self.provenance.clone()
             },
         })
@@ -335,7 +363,7 @@ impl Loader {
         table: &Table,
         origins: &[(String, String)],
     ) -> Result<(RawScenario, validate::Meta, Config), ScenarioError> {
-        let raw: RawScenario =
+        let mut raw: RawScenario =
             serde_path_to_error::deserialize(Strict(Value::Table(table.clone()))).map_err(|e| {
                 let mut path: Vec<String> = e
                     .path()
@@ -351,9 +379,56 @@ impl Loader {
                 let msg = explain(&msg, &mut path);
                 self.invalid(&path.join("."), &msg, origins)
             })?;
+        self.read_telemetry(&mut raw)
+            .map_err(|(path, msg)| self.invalid(&path, &msg, origins))?;
         let (meta, config) =
             validate::validate(&raw).map_err(|(path, msg)| self.invalid(&path, &msg, origins))?;
         Ok((raw, meta, config))
+    }
+}
+
+impl Loader {
+    /// Reads the telemetry file of every `law = "histogram"` (a pool's service, a class's
+    /// think time, a mixture's part) into its raw table, for validation to fit.
+    fn read_telemetry(&self, raw: &mut RawScenario) -> Result<(), (String, String)> {
+        let pools = raw
+            .pool
+            .iter_mut()
+            .map(|(n, p)| (format!("pool.{n}.service"), &mut p.service));
+        let classes = raw
+            .class
+            .iter_mut()
+            .filter_map(|(n, c)| c.think.as_mut().map(|t| (format!("class.{n}.think"), t)));
+        for (path, s) in pools.chain(classes) {
+            self.read_service(&path, s)?;
+        }
+        Ok(())
+    }
+
+    fn read_service(&self, path: &str, s: &mut RawService) -> Result<(), (String, String)> {
+        for (i, part) in s.parts.iter_mut().flatten().enumerate() {
+            self.read_service(&format!("{path}.parts.{i}"), part)?;
+        }
+        if s.law != Law::Histogram {
+            return Ok(());
+        }
+        let need = |key: &str| {
+            (
+                format!("{path}.{key}"),
+                format!("missing required key `{key}` (the histogram law needs it)"),
+            )
+        };
+        let req = telemetry::Request {
+            file: s.file.as_deref().ok_or_else(|| need("file"))?,
+            format: s.format.as_deref().ok_or_else(|| need("format"))?,
+            metric: s.metric.as_deref(),
+            labels: s.labels.as_ref(),
+            unit: s.unit.as_deref(),
+        };
+        let m = telemetry::read(&req, &self.dir)
+            .map_err(|(key, msg)| (format!("{path}.{key}"), msg))?;
+        s.measured = Some(Arc::new(m));
+        Ok(())
     }
 }
 

@@ -33,6 +33,11 @@ pub struct Provenance {
     pub variant: Option<String>,
     /// The overrides in the order applied, as `path=value` (`--seed` is `seed=N`).
     pub overrides: Vec<String>,
+    /// The service laws fitted to measurements (`law = "percentiles"` or `"histogram"`):
+    /// the tail family, its parameters, and measured against fitted percentiles. Left out
+    /// when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fitted: Vec<crate::model::fitted::FitReport>,
 }
 
 impl Provenance {
@@ -47,6 +52,7 @@ impl Provenance {
             seed: 0,
             variant: None,
             overrides: Vec::new(),
+            fitted: Vec::new(),
         }
     }
 }

@@ -162,7 +162,7 @@ impl Live {
 
 /// The scenario of a session's text; `Err` carries the loader's message.
 fn load(loader: &Loader, text: String) -> Result<Scenario, ScenarioError> {
-    Loader::from_text(&loader.file, &loader.name, text)?.load(None, &[])
+    loader.with_text(text)?.load(None, &[])
 }
 
 /// The run thread's own state besides the simulation.

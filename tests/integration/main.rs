@@ -37,6 +37,7 @@ mod slack;
 mod slo;
 mod sweep_bad_input;
 mod sweep_determinism;
+mod telemetry;
 mod thread_pool_exhaustion;
 mod tipping;
 mod warnings;

@@ -48,6 +48,10 @@ pub enum Law {
     Mixture,
     /// The user's measured `samples`, drawn uniformly.
     Empirical,
+    /// Measured percentiles (`p50`, `p90`...), with a fitted tail.
+    Percentiles,
+    /// A measured histogram in a telemetry `file`, with a fitted tail.
+    Histogram,
 }
 
 /// A service-time law; which keys apply depends on `law` (docs/scenario.md). The same
@@ -71,6 +75,47 @@ pub struct RawService {
     pub weight: Option<f64>,
     /// A mixture's parts.
     pub parts: Option<Vec<RawService>>,
+    /// Measured percentiles (`law = "percentiles"`).
+    pub p50: Option<Dur>,
+    pub p75: Option<Dur>,
+    pub p90: Option<Dur>,
+    pub p95: Option<Dur>,
+    pub p99: Option<Dur>,
+    pub p999: Option<Dur>,
+    pub p9999: Option<Dur>,
+    /// A telemetry file (`law = "histogram"`), relative to the scenario file.
+    pub file: Option<String>,
+    /// Its format: `prometheus`, `hdr` or `otlp`.
+    pub format: Option<String>,
+    /// The metric's name (Prometheus, OTLP).
+    pub metric: Option<String>,
+    /// The labels (attributes) that pick one series among several.
+    pub labels: Option<indexmap::IndexMap<String, String>>,
+    /// What the recorded values are: `ns`, `us`, `ms` or `s`.
+    pub unit: Option<String>,
+    /// The file's histogram, read by the loader before validation (never from the file).
+    #[serde(skip)]
+    pub measured: Option<std::sync::Arc<crate::scenario::telemetry::Measured>>,
+}
+
+/// The percentile keys of `law = "percentiles"`, with their probabilities, in order.
+pub const PERCENTILES: [(&str, f64); 7] = [
+    ("p50", 0.5),
+    ("p75", 0.75),
+    ("p90", 0.9),
+    ("p95", 0.95),
+    ("p99", 0.99),
+    ("p999", 0.999),
+    ("p9999", 0.9999),
+];
+
+impl RawService {
+    /// The values of the [`PERCENTILES`] keys, in their order.
+    pub fn percentiles(&self) -> [Option<Dur>; 7] {
+        [
+            self.p50, self.p75, self.p90, self.p95, self.p99, self.p999, self.p9999,
+        ]
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]

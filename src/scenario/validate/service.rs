@@ -2,9 +2,11 @@
 //! the solved sampler of laws beyond exp, const and lognormal (see [`crate::model::laws`]).
 
 use super::check::{MAX_CV, V, bad, nonzero_dur, positive, up_to};
+use crate::model::fitted::Fitted;
 use crate::model::laws::{MAX_PARTS, MAX_SAMPLES, Sampler, Simple, WEIGHT_SLACK};
-use crate::scenario::raw::{Law, RawService};
+use crate::scenario::raw::{Law, PERCENTILES, RawService};
 use crate::scenario::spec::ServiceCfg;
+use std::sync::Arc;
 
 /// Validates the service table at `path` (e.g. `pool.db.service`).
 pub fn service(path: &str, s: &RawService) -> V<ServiceCfg> {
@@ -29,7 +31,12 @@ pub fn service(path: &str, s: &RawService) -> V<ServiceCfg> {
             only(path, s, &["parts"])?;
             mixture(path, s)
         }
-        Law::Gamma | Law::Weibull | Law::Pareto | Law::Empirical => {
+        Law::Gamma
+        | Law::Weibull
+        | Law::Pareto
+        | Law::Empirical
+        | Law::Percentiles
+        | Law::Histogram => {
             let law = simple(path, s)?;
             Ok(cfg(s.law, Sampler::One(law)))
         }
@@ -167,11 +174,69 @@ fn simple(path: &str, s: &RawService) -> V<Simple> {
             }
             Simple::empirical(samples.iter().map(|d| d.0 as f64).collect())
         }
+        Law::Percentiles => {
+            only(path, s, &with(&PERCENTILES.map(|p| p.0)))?;
+            percentiles(path, s)?
+        }
+        Law::Histogram => {
+            only(
+                path,
+                s,
+                &with(&["file", "format", "metric", "labels", "unit"]),
+            )?;
+            let m = s.measured.as_ref().ok_or_else(|| {
+                (
+                    format!("{path}.file"),
+                    "missing required key `file` (this law needs it)".to_string(),
+                )
+            })?;
+            let f = Fitted::from_bins(path, m.source.clone(), &m.bins, m.overflow, m.mean_ns)
+                .map_err(|e| (format!("{path}.file"), format!("{}: {e}", m.source)))?;
+            Simple::Fitted(Arc::new(f))
+        }
         Law::Exp | Law::Const | Law::Lognormal | Law::Mixture => {
             return bad(format!("{path}.law"), "not a sampled law");
         }
     };
     Ok(solved)
+}
+
+/// Measured percentiles at `path`: at least two, each above 0 and above the one before.
+fn percentiles(path: &str, s: &RawService) -> V<Simple> {
+    let given: Vec<(&str, f64, u64)> = PERCENTILES
+        .iter()
+        .zip(s.percentiles())
+        .filter_map(|(&(k, p), d)| d.map(|d| (k, p, d.0)))
+        .collect();
+    if given.len() < 2 {
+        return bad(
+            path.to_string(),
+            format!(
+                "the percentiles law needs at least two of {}; {} given",
+                PERCENTILES.map(|p| format!("`{}`", p.0)).join(", "),
+                given.len()
+            ),
+        );
+    }
+    let mut prev: Option<(&str, u64)> = None;
+    for &(k, _, v) in &given {
+        let key = format!("{path}.{k}");
+        nonzero_dur(&key, crate::scenario::raw::Dur(v))?;
+        if let Some((pk, pv)) = prev.filter(|&(_, pv)| v <= pv) {
+            return bad(
+                key,
+                format!(
+                    "{:?} is not above `{pk}` ({:?}): percentiles increase with the percentile",
+                    std::time::Duration::from_nanos(v),
+                    std::time::Duration::from_nanos(pv)
+                ),
+            );
+        }
+        prev = Some((k, v));
+    }
+    let points: Vec<(f64, f64)> = given.iter().map(|&(_, p, v)| (p, v as f64)).collect();
+    let f = Fitted::from_percentiles(path, &points).map_err(|e| (format!("{path}.law"), e))?;
+    Ok(Simple::Fitted(Arc::new(f)))
 }
 
 /// A measured histogram at `path`: 1 to [`MAX_SAMPLES`] bins of (upper edge, count), edges
@@ -229,6 +294,18 @@ fn only(path: &str, s: &RawService, keys: &[&str]) -> V<()> {
         ("histogram", s.histogram.is_some()),
         ("weight", s.weight.is_some()),
         ("parts", s.parts.is_some()),
+        ("p50", s.p50.is_some()),
+        ("p75", s.p75.is_some()),
+        ("p90", s.p90.is_some()),
+        ("p95", s.p95.is_some()),
+        ("p99", s.p99.is_some()),
+        ("p999", s.p999.is_some()),
+        ("p9999", s.p9999.is_some()),
+        ("file", s.file.is_some()),
+        ("format", s.format.is_some()),
+        ("metric", s.metric.is_some()),
+        ("labels", s.labels.is_some()),
+        ("unit", s.unit.is_some()),
     ];
     for (key, set) in given {
         if set && !keys.contains(&key) {
