@@ -6,6 +6,7 @@ mod bad_input;
 mod balancing;
 mod budgets;
 mod cache_ttl;
+mod calibrate;
 mod collapse_time;
 mod common;
 mod confidence;
