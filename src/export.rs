@@ -15,7 +15,7 @@
 //! | `phase.json` | [`phase_json()`] | [`PhaseMap`](crate::report::phase::PhaseMap) |
 //! | `<kind>.shard-K-of-N.json` | [`shard_json()`] | [`ShardFile`] |
 //! | `index.html` | [`index_html()`] | [`Section`]s |
-//! | `calibration.json` | [`calibration_json()`] | [`CalibrationReport`](crate::experiment::calibrate::CalibrationReport) |
+//! | `calibration.json` | [`calibration_json()`] | [`CalibrationReport`](crate::report::calibration::CalibrationReport) |
 //!
 //! The pictures (PNG, SVG) are drawn in [`crate::report`] from the same structs.
 

@@ -2,7 +2,7 @@
 //! 95% interval, the relative error), the mean absolute percentage error, the bias, the
 //! verdict, the fit when there was one, and what produced it.
 
-use crate::experiment::calibrate::CalibrationReport;
+use crate::report::calibration::CalibrationReport;
 use crate::scenario::Provenance;
 use serde::Serialize;
 
