@@ -7,6 +7,7 @@
 //! exporters read it, and the orchestration here fills it.
 
 pub mod all;
+pub mod calibrate;
 pub mod collapse_time;
 pub mod hysteresis;
 pub mod measure;

@@ -15,9 +15,11 @@
 //! | `phase.json` | [`phase_json()`] | [`PhaseMap`](crate::report::phase::PhaseMap) |
 //! | `<kind>.shard-K-of-N.json` | [`shard_json()`] | [`ShardFile`] |
 //! | `index.html` | [`index_html()`] | [`Section`]s |
+//! | `calibration.json` | [`calibration_json()`] | [`CalibrationReport`](crate::report::calibration::CalibrationReport) |
 //!
 //! The pictures (PNG, SVG) are drawn in [`crate::report`] from the same structs.
 
+pub mod calibration_json;
 pub mod csv;
 pub mod events_csv;
 pub mod hysteresis_csv;
@@ -33,6 +35,7 @@ pub mod tipping_json;
 #[cfg(test)]
 mod tests;
 
+pub use calibration_json::calibration_json;
 pub use events_csv::events_csv;
 pub use hysteresis_csv::hysteresis_csv;
 pub use hysteresis_json::hysteresis_json;

@@ -230,7 +230,60 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                 brink::report::gate::require_headroom(reports, h).map_err(anyhow::Error::msg)?;
             }
         }
+        Command::Calibrate(a) => calibrate(a, cli.deny_warnings, &console)?,
     }
+    Ok(())
+}
+
+/// `brink calibrate`: the report (or, with `--write-observed`, an observed file).
+fn calibrate(a: args::CalibrateArgs, deny: bool, console: &Console) -> anyhow::Result<()> {
+    use brink::experiment::calibrate::{Calibration, Options, observed::Observed};
+    let loader = Loader::resolve(&a.run.file)?;
+    let text = loader.text().to_string();
+    let sets = overrides(&a.run.sets, a.run.seed)?;
+    let variant = a.run.variant.as_deref();
+    let opts = Options {
+        seeds: a.seeds,
+        fit: a.fit.clone(),
+        budget: a.budget as usize,
+        refits: a.refits,
+        ..Options::default()
+    };
+    let observed = match &a.observed {
+        Some(path) => Observed::open(path)?,
+        None => Observed::everything(&loader.load_run(variant, &sets)?, None),
+    };
+    let cal = Calibration::prepare(loader, variant, sets, observed, opts)?;
+    warn(cal.scenario(), &text, deny)?;
+    if let Some(path) = &a.write_observed {
+        let text = cal.observed_text()?;
+        brink::report::write_new_atomic(path, text.as_bytes()).map_err(|e| Error::Io {
+            path: path.display().to_string(),
+            source: e,
+        })?;
+        eprintln!("-> {}", path.display());
+        return Ok(());
+    }
+    let report = cal.run(console)?;
+    print!("{}", brink::report::calibration::calibration_table(&report));
+    // The seed without `--seed` (the scenario's own): `--seed` with it is no override.
+    let own = match a.run.seed {
+        Some(_) => {
+            Loader::resolve(&a.run.file)?
+                .load_run(variant, &overrides(&a.run.sets, None)?)?
+                .seed
+        }
+        None => 0,
+    };
+    let dir = run_dir(
+        &a.run.out,
+        cal.scenario(),
+        a.run.name.clone(),
+        a.run.seed.filter(|s| *s != own),
+        &a.run.sets,
+    );
+    let path = cal.write(&dir, &report)?;
+    eprintln!("-> {}", path.display());
     Ok(())
 }
 

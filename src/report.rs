@@ -3,6 +3,7 @@
 //! files come from [`crate::export`]; every file is written to a temporary name and
 //! renamed ([`files`]), so an interrupted run leaves no half file.
 
+pub mod calibration;
 pub mod figure;
 pub mod files;
 pub mod gate;

@@ -129,6 +129,12 @@ pub enum Command {
     },
     /// Print the man page (roff) to stdout, e.g. `brink man > ~/.local/share/man/man1/brink.1`.
     Man,
+    // brink calibrate (issue 22, item 2).
+    /// Compare a scenario with what the real system showed: run it at the operating point
+    /// of an observed file (OBS.toml: load per class, a window of the run, figures per class,
+    /// pool and cache tier) over seeds, print each figure observed and simulated (95% CI),
+    /// and write calibration.json; --fit searches up to three keys to close the gap.
+    Calibrate(CalibrateArgs),
 }
 
 /// The options shared by `run`, `hysteresis` and `collapse-time`: one scenario, one run.
@@ -212,4 +218,33 @@ pub fn parse_speed(s: &str) -> Result<f64, String> {
         Ok(x) if (lo..=hi).contains(&x) => Ok(x),
         _ => Err(format!("expected a number from {lo} to {hi}")),
     }
+}
+
+/// `brink calibrate`'s options (docs/calibrate.md).
+#[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("obs").required(true).args(["observed", "write_observed"])))]
+pub struct CalibrateArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// The observed file (TOML): `[load]`, `window`, `[class.NAME]`, `[pool.NAME]`,
+    /// `[cache.NAME]` figures (docs/calibrate.md).
+    #[arg(long, value_name = "OBS.toml")]
+    pub observed: Option<PathBuf>,
+    /// Write an observed file of every figure of the scenario as run (the mean over the
+    /// seeds) instead of comparing: the format's example; never replaces a file.
+    #[arg(long, value_name = "OBS.toml", conflicts_with_all = ["observed", "fit"])]
+    pub write_observed: Option<PathBuf>,
+    /// Seeds per evaluation: run indices 0 to N-1 of the scenario's seed.
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(2..=1000))]
+    pub seeds: u32,
+    /// Keys to fit (up to 3 `--set` paths of numbers or durations, e.g.
+    /// pool.db.service.mean), each searched within a factor of 4 of its value.
+    #[arg(long, value_name = "KEY", num_args = 1..=3)]
+    pub fit: Vec<String>,
+    /// Evaluations of the fit's search (each runs --seeds runs).
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(4..=10_000))]
+    pub budget: u32,
+    /// Refits on independent seed batches, whose values give the fitted keys' spread.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(0..=20))]
+    pub refits: u32,
 }

@@ -67,6 +67,22 @@ impl Observer for Console {
         self.sweep_stopped();
     }
 
+    fn fit_started(&self, evaluations: usize) {
+        self.start_bar(
+            "calibrate --fit".into(),
+            evaluations,
+            "evaluations (at most)",
+        );
+    }
+
+    fn fit_progressed(&self) {
+        self.sweep_progressed();
+    }
+
+    fn fit_stopped(&self) {
+        self.sweep_stopped();
+    }
+
     fn run_started(&self, sc: &Scenario, simulated_ns: &Arc<AtomicU64>) {
         let done = Arc::new(AtomicBool::new(false));
         if let Some(h) = spawn_bar(&sc.name, sc.duration, simulated_ns.clone(), done.clone())

@@ -86,6 +86,12 @@ pub trait Observer: Sync {
     /// One task of the batch is done.
     fn batch_progressed(&self) {}
     fn batch_stopped(&self) {}
+    /// A calibration's fit starts: at most `evaluations` evaluations of its objective.
+    fn fit_started(&self, _evaluations: usize) {}
+    /// One evaluation of the fit is done.
+    fn fit_progressed(&self) {}
+    /// The fit stopped.
+    fn fit_stopped(&self) {}
 }
 
 /// An observer that ignores everything.

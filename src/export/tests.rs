@@ -13,6 +13,7 @@
 //! Without `BRINK_BLESS`, a missing or different file fails the test. The field names and
 //! columns are a public contract (`scripts/golden` checks the real scenarios' outputs).
 
+mod calibration_json;
 mod events_csv;
 mod hysteresis;
 mod index_html;

@@ -207,6 +207,9 @@ pub enum MarkerKind {
     Intervention,
 }
 
+/// The latency quantiles a run keeps per client class ([`RunResult::latency_quantiles_s`]).
+pub const QUANTILES: [f64; 4] = [0.5, 0.9, 0.99, 0.999];
+
 /// Everything one run produces.
 #[derive(Debug, Clone)]
 pub struct RunResult {
@@ -214,6 +217,9 @@ pub struct RunResult {
     pub series: TimeSeries,
     pub markers: Vec<Marker>,
     pub title: String,
+    /// Each client class's latency of successful requests at [`QUANTILES`] (p50, p90,
+    /// p99, p999), seconds (not in any output file but `calibration.json`'s figures).
+    pub latency_quantiles_s: IndexMap<String, [Option<f64>; 4]>,
     /// Wall-clock seconds of the simulation itself (not in any output file).
     pub wall_s: f64,
     /// The window to draw again, zoomed in (seconds), if the scenario asks for one.

@@ -26,6 +26,9 @@ pub(super) struct Sampler {
     slow_above_ns: f64,
     /// Where the simulated time reached is published for a progress bar.
     pub progress: Option<Arc<AtomicU64>>,
+    /// Windows starting before this time (ns) are left out of the run's latency
+    /// histograms (0: none; a calibration's measuring window, [`Simulation::with_latency_from`]).
+    pub latency_from: SimTime,
 }
 
 impl Sampler {
@@ -41,6 +44,7 @@ impl Sampler {
             window_start: 0,
             slow_above_ns: cfg.slow.map_or(f64::INFINITY, |s| s.above_ns as f64),
             progress: None,
+            latency_from: 0,
         }
     }
 }
@@ -71,10 +75,13 @@ impl Simulation<'_> {
             .iter()
             .map(|col| self.window_value(col, span))
             .collect();
+        let measured = self.sampler.window_start >= self.sampler.latency_from;
         for cs in &mut self.classes {
             cs.window_mark = cs.counts;
             cs.breaker_mark = cs.breaker.open_time(self.now);
-            cs.latency.merge(&cs.window_latency);
+            if measured {
+                cs.latency.merge(&cs.window_latency);
+            }
             cs.window_latency.clear();
         }
         for pool in &mut self.pools {
@@ -165,6 +172,7 @@ impl Simulation<'_> {
         let users_waiting = users_waiting(&self.reqs, self.classes.len());
         let mut classes = IndexMap::new();
         let mut calls = IndexMap::new();
+        let mut latency_quantiles_s = IndexMap::new();
         for (c, cs) in self.classes.iter().enumerate() {
             let k = cs.counts;
             let cfg = &self.cfg.classes[c];
@@ -224,6 +232,7 @@ impl Simulation<'_> {
                 continue;
             }
             let uses_keys = cfg.steps.iter().any(|st| st.counts_keys);
+            latency_quantiles_s.insert(name.clone(), QUANTILES.map(q));
             classes.insert(
                 name,
                 ClassSummary {
@@ -323,6 +332,7 @@ impl Simulation<'_> {
             },
             markers: markers(self.sc),
             title: self.sc.title.clone(),
+            latency_quantiles_s,
             wall_s: 0.0,
             zoom: self.sc.zoom.map(|(a, b)| (ns_to_secs(a), ns_to_secs(b))),
         })

@@ -190,6 +190,14 @@ impl<'a> Simulation<'a> {
         self
     }
 
+    /// Leaves the time-series windows that start before `from` (ns) out of the run's
+    /// latency quantiles (the summary's and [`RunResult::latency_quantiles_s`]): a
+    /// calibration measures a window of the run.
+    pub fn with_latency_from(mut self, from: SimTime) -> Self {
+        self.sampler.latency_from = from;
+        self
+    }
+
     /// Runs to the scenario's end and returns the measurements.
     pub fn run(self) -> Result<RunResult, SimError> {
         self.run_loop(|_, _| false)

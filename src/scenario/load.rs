@@ -20,6 +20,7 @@ use super::validate::{self, did_you_mean};
 use crate::model::fitted::FitReport;
 use assign::Scope;
 use place::{explain, line_col, toml_message};
+pub use place::{place_at, place_in_text};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use toml::{Table, Value};
@@ -48,34 +49,7 @@ impl Loader {
     /// Reads and parses a scenario file.
     pub fn open(path: &Path) -> Result<Self, ScenarioError> {
         let file = path.display().to_string();
-        let io = |cause| ScenarioError::Io {
-            file: file.clone(),
-            cause,
-        };
-        let size = std::fs::metadata(path).map_err(io)?.len();
-        if size > MAX_FILE_BYTES {
-            return Err(ScenarioError::Syntax {
-                place: format!("{file}:1:1"),
-                msg: format!(
-                    "the file holds {size} bytes; a scenario may hold at most {MAX_FILE_BYTES}"
-                ),
-            });
-        }
-        let bytes = std::fs::read(path).map_err(io)?;
-        let text = String::from_utf8(bytes).map_err(|e| {
-            let bytes = e.as_bytes();
-            let at = e.utf8_error().valid_up_to();
-            // The prefix up to the first bad byte is valid UTF-8.
-            let before = std::str::from_utf8(&bytes[..at]).unwrap_or("");
-            let (line, col) = line_col(before, at);
-            ScenarioError::Syntax {
-                place: format!("{file}:{line}:{col}"),
-                msg: format!(
-                    "not UTF-8 at line {line}, column {col} (byte 0x{:02x}); TOML files are UTF-8",
-                    bytes[at]
-                ),
-            }
-        })?;
+        let text = read_text(path, MAX_FILE_BYTES, "a scenario")?;
         let name = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -159,6 +133,24 @@ impl Loader {
     /// The raw value at a dotted path after nothing is applied (for sweeps' operating points).
     pub fn raw_value(&self, path: &str) -> Option<&Value> {
         overrides::get(&self.table, path)
+    }
+
+    /// The kind and value of a number or duration key at `path`, after the variant and
+    /// `sets` ([`validate::settable_number`]): what a calibration's `--fit KEY` searches.
+    /// An error is placed at `origin` (the flag that named the key).
+    pub fn settable_number(
+        &self,
+        variant: Option<&str>,
+        sets: &[Override],
+        path: &str,
+        origin: &str,
+    ) -> Result<(super::sweep::AxisUnit, Value), ScenarioError> {
+        let (table, _) = self.assigned(variant, sets)?;
+        validate::settable_number(&table, path).map_err(|msg| ScenarioError::Invalid {
+            place: origin.into(),
+            path: path.into(),
+            msg,
+        })
     }
 
     /// Builds the validated scenario with an optional variant and overrides (applied after
@@ -439,4 +431,36 @@ enum Sections {
     Run,
     /// Every section, for the sweeps and ramps.
     Sweeps,
+}
+
+/// Reads a TOML input file of at most `max` bytes as UTF-8 text (`what` names it in the
+/// message of a file too large: `a scenario`): errors name the file and the place.
+pub fn read_text(path: &Path, max: u64, what: &str) -> Result<String, ScenarioError> {
+    let file = path.display().to_string();
+    let io = |cause| ScenarioError::Io {
+        file: file.clone(),
+        cause,
+    };
+    let size = std::fs::metadata(path).map_err(io)?.len();
+    if size > max {
+        return Err(ScenarioError::Syntax {
+            place: format!("{file}:1:1"),
+            msg: format!("the file holds {size} bytes; {what} may hold at most {max}"),
+        });
+    }
+    let bytes = std::fs::read(path).map_err(io)?;
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let at = e.utf8_error().valid_up_to();
+        // The prefix up to the first bad byte is valid UTF-8.
+        let before = std::str::from_utf8(&bytes[..at]).unwrap_or("");
+        let (line, col) = line_col(before, at);
+        ScenarioError::Syntax {
+            place: format!("{file}:{line}:{col}"),
+            msg: format!(
+                "not UTF-8 at line {line}, column {col} (byte 0x{:02x}); TOML files are UTF-8",
+                bytes[at]
+            ),
+        }
+    })
 }

@@ -37,7 +37,7 @@ pub const MAX_STEPS: usize = 1_000;
 pub use collapse::collapse;
 pub use hysteresis::hysteresis;
 pub use structure::same_structure;
-pub use sweep::tipping;
+pub use sweep::{settable_number, tipping};
 pub use trigger::fired_trigger;
 
 /// Scenario-level facts besides the configuration.

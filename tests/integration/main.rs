@@ -7,6 +7,7 @@ mod balancing;
 mod budgets;
 mod cache_hit_ratio;
 mod cache_ttl;
+mod calibrate;
 mod collapse_time;
 mod common;
 mod confidence;

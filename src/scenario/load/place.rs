@@ -96,10 +96,21 @@ impl Loader {
 
     /// `file:line:col` of the key at `path`, or of its nearest ancestor present in the file.
     pub(super) fn place_in_file(&self, path: &str) -> String {
-        let offset = locate(&self.text, path).unwrap_or(0);
-        let (line, col) = line_col(&self.text, offset);
-        format!("{}:{line}:{col}", self.file)
+        place_in_text(&self.file, &self.text, path)
     }
+}
+
+/// `file:line:col` of the key at `path` in the TOML `text` of `file`, or of its nearest
+/// ancestor present (the scenario's own places, and those of other TOML inputs such as a
+/// calibration's observed file).
+pub fn place_in_text(file: &str, text: &str, path: &str) -> String {
+    place_at(file, text, locate(text, path).unwrap_or(0))
+}
+
+/// `file:line:col` of a byte offset into `text` (a TOML reader's error span).
+pub fn place_at(file: &str, text: &str, offset: usize) -> String {
+    let (line, col) = line_col(text, offset);
+    format!("{file}:{line}:{col}")
 }
 
 /// Rewrites serde's messages into ones that name the fix: the nearest valid key for a

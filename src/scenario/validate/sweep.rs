@@ -299,34 +299,9 @@ fn read_axis(
             format!("cannot sweep `{path}`: it is not part of the model"),
         );
     }
-    let unit_of = |v: &Value| match v {
-        Value::Integer(_) => Some(AxisUnit::Integer),
-        Value::Float(_) => Some(AxisUnit::Number),
-        Value::String(s) if parse_duration(s).is_ok() => Some(AxisUnit::Seconds),
-        _ => None,
-    };
-    let Some(base) = overrides::get(table, path) else {
-        return bad(
-            vary,
-            format!(
-                "the scenario has no value at `{path}`; sweep a key the file sets (its value is the operating point)"
-            ),
-        );
-    };
-    let Some(mut unit) = unit_of(base) else {
-        return bad(
-            vary,
-            format!(
-                "`{path}` is not a number or a duration (it is {base}); only those can be swept"
-            ),
-        );
-    };
-    if unit == AxisUnit::Integer && !integer_key(table, path) {
-        // A float key written without a fraction (`rate = 1`): the same number as `1.0`.
-        unit = AxisUnit::Number;
-    }
+    let (unit, base) = settable_number(table, path).map_err(|m| (vary.clone(), m))?;
     let read = |key: &str, v: &Value| axis_value(section, key, path, unit, v);
-    let operating_point = read("vary", base).map_err(|(_, m)| (vary.clone(), m))?;
+    let operating_point = read("vary", &base).map_err(|(_, m)| (vary.clone(), m))?;
     let (lo, hi) = (read("from", from)?, read("to", to)?);
     if lo >= hi {
         return bad(
@@ -344,6 +319,33 @@ fn read_axis(
         label: None,
         unit_name: None,
     })
+}
+
+/// What the file sets at `path` when it is a number or a duration (a key that can be
+/// swept, or fitted by `brink calibrate --fit`): its kind and its value as written; else
+/// why not.
+pub fn settable_number(table: &Table, path: &str) -> Result<(AxisUnit, Value), String> {
+    let unit_of = |v: &Value| match v {
+        Value::Integer(_) => Some(AxisUnit::Integer),
+        Value::Float(_) => Some(AxisUnit::Number),
+        Value::String(s) if parse_duration(s).is_ok() => Some(AxisUnit::Seconds),
+        _ => None,
+    };
+    let Some(base) = overrides::get(table, path) else {
+        return Err(format!(
+            "the scenario has no value at `{path}`; sweep a key the file sets (its value is the operating point)"
+        ));
+    };
+    let Some(mut unit) = unit_of(base) else {
+        return Err(format!(
+            "`{path}` is not a number or a duration (it is {base}); only those can be swept"
+        ));
+    };
+    if unit == AxisUnit::Integer && !integer_key(table, path) {
+        // A float key written without a fraction (`rate = 1`): the same number as `1.0`.
+        unit = AxisUnit::Number;
+    }
+    Ok((unit, base.clone()))
 }
 
 /// Whether the whole number at `path` is an integer key (`workers`, `users`,
