@@ -17,7 +17,7 @@ mod args;
 #[path = "cli/console.rs"]
 mod console;
 
-use args::{Cli, Command, RunArgs, SweepArgs};
+use args::{Cli, Command, RunArgs, SweepArgs, TracedRunArgs};
 use brink::experiment::observe::SweepWritten;
 use console::{Console, print_report};
 
@@ -47,11 +47,14 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
     }
     brink::model::budget::set_max_events(cli.max_events);
     match cli.command {
-        Command::Run(a) => {
+        Command::Run(TracedRunArgs {
+            run: a,
+            trace_sample,
+        }) => {
             let text = Loader::resolve(&a.file)?.text().to_string();
             let (sc, dir) = scenario_and_dir(a)?;
             warn(&sc, &text, cli.deny_warnings)?;
-            run::run_and_write(&sc, &dir, &console)?;
+            run::run_and_write_traced(&sc, &dir, &console, trace_sample)?;
         }
         Command::Check { files } => {
             let mut bad = Vec::new();

@@ -31,7 +31,7 @@ pub struct Cli {
 #[derive(Subcommand)]
 pub enum Command {
     /// Run one scenario; write summary.json, timeseries.csv and timeline.png/.svg.
-    Run(RunArgs),
+    Run(TracedRunArgs),
     /// Validate scenario files without running them.
     Check {
         /// Scenario files, or bundled scenarios' names.
@@ -153,6 +153,22 @@ pub struct RunArgs {
     #[arg(long, value_parser = naming::check_name)]
     pub name: Option<String>,
 }
+
+// --- traces (issue 22 item 3): `run --trace-sample`, `import-traces` ---
+
+/// `brink run`'s options: a run's, and its request traces.
+#[derive(clap::Args)]
+pub struct TracedRunArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Trace 1 in N client requests (the 1st, the N+1st, ...: by count, no random draw)
+    /// and write their spans to traces.json (OTLP/JSON, one span per visit to a pool)
+    /// beside summary.json; the other files are unchanged. At most 500,000 spans.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub trace_sample: Option<u64>,
+}
+
+// --- end traces ---
 
 /// `brink tipping`'s options: a sweep's, and the headroom gate.
 #[derive(clap::Args)]
