@@ -3,7 +3,7 @@
 use brink::experiment::hysteresis::Ramp;
 use brink::experiment::source::Source;
 use brink::experiment::sweep::{Sweep, Variants};
-use brink::experiment::{Error, all, collapse_time, naming, new, run, shard};
+use brink::experiment::{Error, all, collapse_time, import_traces, naming, new, run, shard};
 use brink::scenario::{Loader, Override, Scenario};
 use brink::stats::plan::Kind;
 use clap::{CommandFactory, Parser};
@@ -122,6 +122,19 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             }
             eprintln!("(Ctrl-C stops the server)");
             server.serve(4);
+        }
+        Command::ImportTraces(a) => {
+            let m = import_traces::import_traces(&a.traces, &a.out, a.trace_sample, a.force)?;
+            let m = m.measured;
+            eprintln!(
+                "{}: {} spans in {} traces, {} services, {} root operations -> {}",
+                a.traces.display(),
+                m.spans,
+                m.traces,
+                m.services.len(),
+                m.roots.len(),
+                a.out.display()
+            );
         }
         Command::Completions { shell } => {
             let mut text = Vec::new();

@@ -37,4 +37,5 @@ mod sweep_bad_input;
 mod sweep_determinism;
 mod thread_pool_exhaustion;
 mod tipping;
+mod traces;
 mod warnings;
