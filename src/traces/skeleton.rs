@@ -355,10 +355,14 @@ mod tests {
         let law = service_law(&times);
         let bins = law.matches("[\"").count();
         assert!(bins <= MAX_BINS, "{bins}");
+        // Each bin is `["EDGE", COUNT]`.
         let counts: u64 = law
-            .split("\", ")
+            .split("[\"")
             .skip(1)
-            .map(|s| s.split(']').next().unwrap().parse::<u64>().unwrap())
+            .map(|bin| {
+                let count = bin.split("\", ").nth(1).unwrap();
+                count.split(']').next().unwrap().parse::<u64>().unwrap()
+            })
             .sum();
         assert_eq!(counts, 5000);
     }
