@@ -10,6 +10,7 @@ pub mod all;
 pub mod calibrate;
 pub mod collapse_time;
 pub mod hysteresis;
+pub mod import_traces;
 pub mod measure;
 pub mod naming;
 pub mod new;
@@ -81,6 +82,15 @@ pub enum Error {
         /// The file.
         path: String,
     },
+    /// A trace file that cannot be read (`brink import-traces`).
+    #[error(transparent)]
+    Traces(#[from] crate::traces::TraceError),
+    /// `brink import-traces --out FILE` where FILE exists, without `--force`.
+    #[error("{path} already exists; `brink import-traces` replaces a file only with --force")]
+    ImportExists {
+        /// The file.
+        path: String,
+    },
     /// The scenario has no collapse level (`brink collapse-time`).
     #[error(
         "scenario `{scenario}` has no collapse level: add a [collapse] section (e.g. `in_flight = 500`, or `pool = \"db\"` with `queue = 200`), or give a pool a queue_limit"
@@ -115,6 +125,8 @@ impl Error {
                 | Error::NewName { .. }
                 | Error::NewExists { .. }
                 | Error::Warnings { .. }
+                | Error::Traces(_)
+                | Error::ImportExists { .. }
         )
     }
 

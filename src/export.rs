@@ -16,6 +16,7 @@
 //! | `<kind>.shard-K-of-N.json` | [`shard_json()`] | [`ShardFile`] |
 //! | `index.html` | [`index_html()`] | [`Section`]s |
 //! | `calibration.json` | [`calibration_json()`] | [`CalibrationReport`](crate::report::calibration::CalibrationReport) |
+//! | `traces.json` | [`traces_json()`] | [`TraceLog`](crate::model::tracing::TraceLog) |
 //!
 //! The pictures (PNG, SVG) are drawn in [`crate::report`] from the same structs.
 
@@ -31,6 +32,7 @@ pub mod summary_json;
 pub mod sweep_csv;
 pub mod timeseries_csv;
 pub mod tipping_json;
+pub mod traces_json;
 
 #[cfg(test)]
 mod tests;
@@ -46,6 +48,7 @@ pub use summary_json::summary_json;
 pub use sweep_csv::sweep_csv;
 pub use timeseries_csv::timeseries_csv;
 pub use tipping_json::tipping_json;
+pub use traces_json::traces_json;
 
 /// The bytes of a `<command>.provenance.json` sidecar.
 pub fn sidecar_json(sidecar: &crate::scenario::provenance::Sidecar) -> Vec<u8> {

@@ -31,6 +31,7 @@
 //! | [`report`] | what is derived to show results: sweep regions, tipping points and headroom, the hysteresis loop's collapse and recovery points, the pictures |
 //! | [`model`] | the components and the event loop: one run of one scenario |
 //! | [`scenario`] | reading, overriding and validating input; the output schema |
+//! | [`traces`] | reading Jaeger and OTLP/JSON traces, measuring them, writing a scenario skeleton (`brink import-traces`) |
 //! | [`engine`] | time, the event queue, named random streams |
 //!
 //! One exception: a sweep's plan ([`stats::plan`]) is plain data that [`report`] and
@@ -71,3 +72,4 @@ pub mod report;
 pub mod scenario;
 pub mod serve;
 pub mod stats;
+pub mod traces;

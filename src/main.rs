@@ -3,7 +3,7 @@
 use brink::experiment::hysteresis::Ramp;
 use brink::experiment::source::Source;
 use brink::experiment::sweep::{Sweep, Variants};
-use brink::experiment::{Error, all, collapse_time, naming, new, run, shard};
+use brink::experiment::{Error, all, collapse_time, import_traces, naming, new, run, shard};
 use brink::scenario::{Loader, Override, Scenario};
 use brink::stats::plan::Kind;
 use clap::{CommandFactory, Parser};
@@ -17,7 +17,7 @@ mod args;
 #[path = "cli/console.rs"]
 mod console;
 
-use args::{Cli, Command, RunArgs, SweepArgs};
+use args::{Cli, Command, RunArgs, SweepArgs, TracedRunArgs};
 use brink::experiment::observe::SweepWritten;
 use console::{Console, print_report};
 
@@ -47,11 +47,14 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
     }
     brink::model::budget::set_max_events(cli.max_events);
     match cli.command {
-        Command::Run(a) => {
+        Command::Run(TracedRunArgs {
+            run: a,
+            trace_sample,
+        }) => {
             let text = Loader::resolve(&a.file)?.text().to_string();
             let (sc, dir) = scenario_and_dir(a)?;
             warn(&sc, &text, cli.deny_warnings)?;
-            run::run_and_write(&sc, &dir, &console)?;
+            run::run_and_write_traced(&sc, &dir, &console, trace_sample)?;
         }
         Command::Check { files } => {
             let mut bad = Vec::new();
@@ -127,6 +130,19 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             }
             eprintln!("(Ctrl-C stops the server)");
             server.serve(4);
+        }
+        Command::ImportTraces(a) => {
+            let m = import_traces::import_traces(&a.traces, &a.out, a.trace_sample, a.force)?;
+            let m = m.measured;
+            eprintln!(
+                "{}: {} spans in {} traces, {} services, {} root operations -> {}",
+                a.traces.display(),
+                m.spans,
+                m.traces,
+                m.services.len(),
+                m.roots.len(),
+                a.out.display()
+            );
         }
         Command::Completions { shell } => {
             let mut text = Vec::new();

@@ -59,6 +59,7 @@ pub mod simulation;
 pub mod slab;
 pub mod stepping;
 pub mod token_bucket;
+pub mod tracing;
 pub mod triggers;
 pub mod workload;
 

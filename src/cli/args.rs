@@ -31,7 +31,7 @@ pub struct Cli {
 #[derive(Subcommand)]
 pub enum Command {
     /// Run one scenario; write summary.json, timeseries.csv and timeline.png/.svg.
-    Run(RunArgs),
+    Run(TracedRunArgs),
     /// Validate scenario files without running them.
     Check {
         /// Scenario files, or bundled scenarios' names.
@@ -121,6 +121,11 @@ pub enum Command {
         #[arg(long, value_name = "DURATION")]
         duration: Option<String>,
     },
+    /// Write a scenario skeleton from traces (Jaeger JSON export or OTLP/JSON): a pool per
+    /// service with its self times as its service law, its calls with their measured
+    /// shares, a class per root operation with its rate. Never replaces a file unless
+    /// --force.
+    ImportTraces(ImportTracesArgs),
     /// Print a shell completion script to stdout, e.g.
     /// `brink completions bash > ~/.local/share/bash-completion/completions/brink`.
     Completions {
@@ -159,6 +164,40 @@ pub struct RunArgs {
     #[arg(long, value_parser = naming::check_name)]
     pub name: Option<String>,
 }
+
+// --- traces (issue 22 item 3): `run --trace-sample`, `import-traces` ---
+
+/// `brink run`'s options: a run's, and its request traces.
+#[derive(clap::Args)]
+pub struct TracedRunArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Trace 1 in N client requests (the 1st, the N+1st, ...: by count, no random draw)
+    /// and write their spans to traces.json (OTLP/JSON, one span per visit to a pool)
+    /// beside summary.json; the other files are unchanged. At most 500,000 spans.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub trace_sample: Option<u64>,
+}
+
+/// `brink import-traces`'s options.
+#[derive(clap::Args)]
+pub struct ImportTracesArgs {
+    /// The trace file: Jaeger's JSON export (`{"data": [...]}`) or OTLP/JSON traces
+    /// (`{"resourceSpans": [...]}`), at most 256 MiB.
+    pub traces: PathBuf,
+    /// The scenario file to write.
+    #[arg(long, value_name = "NAME.toml")]
+    pub out: PathBuf,
+    /// The traces are 1 in N requests (as `brink run --trace-sample N` writes them):
+    /// rates are multiplied by N.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+    pub trace_sample: u64,
+    /// Replace --out if it exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+// --- end traces ---
 
 /// `brink tipping`'s options: a sweep's, and the headroom gate.
 #[derive(clap::Args)]

@@ -34,9 +34,27 @@ pub fn simulate(sc: &Scenario) -> Result<RunResult, Error> {
 /// a folder of its own for a run with overrides, [`super::naming`]); `obs` hears the
 /// progress and the files written.
 pub fn run_and_write(sc: &Scenario, dir: &Path, obs: &dyn Observer) -> Result<RunWritten, Error> {
+    run_and_write_traced(sc, dir, obs, None)
+}
+
+/// [`run_and_write`], tracing 1 in `trace_sample` client requests when given: their spans
+/// go to `traces.json` ([`crate::export::traces_json()`]) beside the run's other files,
+/// which are the same bytes as without it.
+pub fn run_and_write_traced(
+    sc: &Scenario,
+    dir: &Path,
+    obs: &dyn Observer,
+    trace_sample: Option<u64>,
+) -> Result<RunWritten, Error> {
     let simulated_ns = Arc::new(AtomicU64::new(0));
     obs.run_started(sc, &simulated_ns);
-    let result = Simulation::checked(sc, 0).and_then(|s| s.with_progress(simulated_ns).run());
+    let result = Simulation::checked(sc, 0).and_then(|s| {
+        let s = s.with_progress(simulated_ns);
+        match trace_sample {
+            Some(n) => s.with_trace_sample(n).run(),
+            None => s.run(),
+        }
+    });
     obs.run_stopped();
     let result = result?;
     write_outputs(dir, &sc.provenance, &result, Mmc::of(sc).as_ref())?;
@@ -70,6 +88,10 @@ pub fn verdict(sc: &Scenario, result: &RunResult) -> Option<Verdict> {
 
 /// The files of a run that has a zoom window; a run without one removes a previous run's.
 const ZOOM_FILES: [&str; 2] = ["timeline-zoom.png", "timeline-zoom.svg"];
+
+/// The file of a traced run (`--trace-sample`); a run without tracing removes a previous
+/// run's.
+const TRACES_FILE: &str = "traces.json";
 
 /// The files a run writes into its folder, `run.provenance.json` last (the timeline's
 /// zoomed view only when the scenario asks for one).
@@ -106,13 +128,16 @@ pub fn write_outputs(
     result: &RunResult,
     theory: Option<&Mmc>,
 ) -> Result<(), Error> {
-    let out = Outputs::begin(dir, "run")?.replacing(&ZOOM_FILES);
+    let out = Outputs::begin(dir, "run")?.replacing(&[ZOOM_FILES[0], ZOOM_FILES[1], TRACES_FILE]);
     out.write(
         "summary.json",
         &export::summary_json(&result.summary, produced_by),
     )?;
     out.write("timeseries.csv", &export::timeseries_csv(&result.series))?;
     out.write("events.csv", &export::events_csv(&result.markers))?;
+    if let Some(log) = &result.traces {
+        out.write(TRACES_FILE, &export::traces_json(log))?;
+    }
     let panels = timeline::default_panels(&result.series, theory);
     let title = timeline_title(result);
     out.draw("timeline.png", |stage| {

@@ -21,6 +21,7 @@ use super::event::Event;
 use super::lifecycle::Next;
 use super::simulation::Simulation;
 use crate::scenario::Failure;
+use rand::RngExt;
 
 /// The calls of a job that holds its worker for them, by job slot (a side table: plain
 /// jobs stay small): a token its calls report back with (0 once the job is over, so
@@ -71,6 +72,9 @@ impl Simulation<'_> {
         let pool = &mut self.pools[p];
         pool.integrate_waiting(self.now);
         pool.waiting += 1;
+        if self.trace.is_some() {
+            self.trace_calls(j);
+        }
         self.start_stage(j);
         Calls::Started
     }
@@ -105,10 +109,19 @@ impl Simulation<'_> {
     /// Job `j` makes call `call` (an index into `Config::calls`), unless its bulkhead is
     /// full: then the call is refused at once.
     fn spawn_call(&mut self, j: u32, token: u32, call: usize) {
-        let (c, limit) = (
+        let (c, limit, probability) = (
             self.cfg.calls[call].class,
             self.cfg.calls[call].max_in_flight,
+            self.cfg.calls[call].probability,
         );
+        // A call some jobs make (`probability`): drawn from the calling pool's stream, only
+        // when below 1, so the draws of pools whose calls every job makes are unchanged.
+        if probability < 1.0 {
+            let p = self.jobs[j].pool as usize;
+            if self.pools[p].rng.random::<f64>() >= probability {
+                return self.call_returned(j, token);
+            }
+        }
         let cs = &mut self.classes[c];
         cs.counts.offered += 1;
         let k = &cs.counts;

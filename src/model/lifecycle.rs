@@ -83,6 +83,9 @@ impl Simulation<'_> {
             parent_token,
             ..Request::default()
         });
+        if self.trace.is_some() {
+            self.trace_request(r, parent, parent_token);
+        }
         self.advance(r, Next::Attempt);
     }
 
@@ -281,6 +284,9 @@ impl Simulation<'_> {
         let req = &mut self.reqs[r];
         req.attempt_token = t;
         req.query_token = t;
+        if self.trace.is_some() {
+            self.trace_request_done(r, parent_token);
+        }
         self.reqs.remove(r);
         if parent_token != 0 {
             self.call_done(parent, parent_token, c, ok);

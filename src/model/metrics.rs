@@ -224,4 +224,6 @@ pub struct RunResult {
     pub wall_s: f64,
     /// The window to draw again, zoomed in (seconds), if the scenario asks for one.
     pub zoom: Option<(f64, f64)>,
+    /// The sampled requests' spans, with `--trace-sample` only.
+    pub traces: Option<super::tracing::TraceLog>,
 }

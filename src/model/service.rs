@@ -145,6 +145,9 @@ impl Simulation<'_> {
         if pcfg.error_rate > 0.0 {
             ok &= pool.rng.random::<f64>() >= pcfg.error_rate;
         }
+        if self.trace.is_some() {
+            self.trace_job_end(j, &job, ok);
+        }
         self.jobs.remove(j);
         self.serve_next(p, job.server);
         if scaled {

@@ -72,6 +72,8 @@ pub struct Simulation<'a> {
     pub(super) limits: Limits,
     /// The bytes of what the run holds from start to end ([`known_uses`]).
     pub(super) known_bytes: u64,
+    /// The request tracer, with `--trace-sample` only ([`super::tracing`]).
+    pub(super) trace: Option<Box<super::tracing::Tracer>>,
 }
 
 /// How [`Simulation::drive`] stopped.
@@ -179,6 +181,7 @@ impl<'a> Simulation<'a> {
             job_calls: Vec::new(),
             limits: Limits::current(),
             known_bytes: bytes_of(known),
+            trace: None,
             cfg,
         }
     }

@@ -15,7 +15,7 @@ pub struct Operating {
 
 /// The operating point of `cfg`. An open class sends its base rate; a closed population
 /// `users / mean think` (an upper bound: it ignores the response time); a pool's call as
-/// many as the jobs of the endpoints that make it. A cache step sends its query on a miss
+/// many as the jobs of the endpoints that make it, times its `probability`. A cache step sends its query on a miss
 /// only: `1 - hit_ratio` of its requests for a tier with a `hit_ratio`, all of them for a
 /// tier without (an upper bound).
 pub fn operating(cfg: &Config) -> Operating {
@@ -66,10 +66,11 @@ fn rate_of(cfg: &Config, c: usize, memo: &mut Vec<Option<f64>>) -> f64 {
                 .filter(|(_, stages)| stages.iter().flatten().any(|&k| k == call))
                 .map(|(e, _)| e)
                 .collect();
-            endpoints
+            let jobs: f64 = endpoints
                 .into_iter()
                 .map(|e| jobs_at(cfg, pool, e, memo))
-                .sum()
+                .sum();
+            jobs * cfg.calls[call].probability
         }
         (None, Some(users)) => {
             let think_s = users.think.mean_ns as f64 * 1e-9;

@@ -311,6 +311,8 @@ pub struct RawStep {
     /// A bulkhead: at most this many of the call in flight from the pool at once; beyond,
     /// the call is refused at once.
     pub max_in_flight: Option<i64>,
+    /// The share of the pool's jobs that make the call (default 1: every job).
+    pub probability: Option<f64>,
 }
 
 /// A second copy of a query, sent when the first has not answered after a delay: a fixed

@@ -116,6 +116,9 @@ pub struct CallCfg {
     pub fallback: Option<f64>,
     /// A bulkhead: the most calls in flight from the pool at once (`u32::MAX`: no limit).
     pub max_in_flight: u32,
+    /// The share of the pool's jobs that make the call (1: every job, no draw); a job
+    /// that does not make it goes on as if it had returned.
+    pub probability: f64,
 }
 
 /// A scheduled change of parameters.

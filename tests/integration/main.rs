@@ -41,4 +41,5 @@ mod sweep_determinism;
 mod telemetry;
 mod thread_pool_exhaustion;
 mod tipping;
+mod traces;
 mod warnings;

@@ -116,6 +116,19 @@ pub fn calls(
                 Some(n) => int_in(&format!("{path}.max_in_flight"), n, 1, 100_000_000)? as u32,
                 None => u32::MAX,
             };
+            let probability = match rc.probability {
+                Some(x) if x > 0.0 && x <= 1.0 => x,
+                Some(x) => {
+                    return bad(
+                        format!("{path}.probability"),
+                        format!(
+                            "must be a share of the jobs above 0 and at most 1, not {}",
+                            super::check::short(x)
+                        ),
+                    );
+                }
+                None => 1.0,
+            };
             let idx = calls.len();
             calls.push(CallCfg {
                 name: format!("{pname}.{name}"),
@@ -123,6 +136,7 @@ pub fn calls(
                 class: first_class + idx,
                 fallback,
                 max_in_flight,
+                probability,
             });
             classes.push(ClassCfg {
                 name: format!("{pname}.{name}"),
