@@ -6,6 +6,7 @@
 //! found by bisection, which no draw ever does (see [`crate::model::fitted`]).
 
 use super::laws::ln_gamma;
+use crate::engine::number::sig3;
 use serde::{Deserialize, Serialize};
 
 /// A family with its parameters, in nanoseconds where they are scales.
@@ -38,14 +39,14 @@ impl Family {
 
     /// Its parameters in words, scales in ms: `mu=ln(7.07ms) sigma=0.833`.
     pub fn describe(&self) -> String {
-        let ms = |x: f64| format!("{:.4}ms", x / 1e6);
+        let ms = |x: f64| format!("{}ms", sig3(x / 1e6));
         match *self {
             Family::Lognormal { mu, sigma } => {
-                format!("median={} sigma={sigma:.4}", ms(mu.exp()))
+                format!("median={} sigma={}", ms(mu.exp()), sig3(sigma))
             }
-            Family::Gamma { k, theta } => format!("shape={k:.4} scale={}", ms(theta)),
-            Family::Weibull { k, scale } => format!("shape={k:.4} scale={}", ms(scale)),
-            Family::Pareto { xm, a } => format!("xm={} index={a:.4}", ms(xm)),
+            Family::Gamma { k, theta } => format!("shape={} scale={}", sig3(k), ms(theta)),
+            Family::Weibull { k, scale } => format!("shape={} scale={}", sig3(k), ms(scale)),
+            Family::Pareto { xm, a } => format!("xm={} index={}", ms(xm), sig3(a)),
         }
     }
 

@@ -20,6 +20,7 @@
 //! [`Simple::Histogram`]: crate::model::laws::Simple::Histogram
 
 use super::families::{Family, best_fit};
+use crate::engine::number::sig3;
 use serde::{Deserialize, Serialize};
 
 /// The share of a histogram's counts its body holds (the first bucket edge reaching it);
@@ -418,22 +419,23 @@ impl Fitted {
             head.push_str(&format!(" from {s}"));
         }
         head.push_str(&format!(
-            "; body of {} {} to {:.4} ms, then a {} tail ({}) carrying {:.3}%; mean {:.4} ms",
+            "; body of {} {} to {} ms, then a {} tail ({}) carrying {}%; mean {} ms",
             r.body_points,
             if r.law == "histogram" {
                 "buckets"
             } else {
                 "points"
             },
-            r.tail_from_ms,
+            sig3(r.tail_from_ms),
             r.tail.name(),
             r.tail.describe(),
-            r.tail_share * 100.0,
-            r.mean_ms
+            sig3(r.tail_share * 100.0),
+            sig3(r.mean_ms)
         ));
         if let Some(m) = r.measured_mean_ms {
             head.push_str(&format!(
-                " (measured {m:.4} ms, {:+.2}%)",
+                " (measured {} ms, {:+.2}%)",
+                sig3(m),
                 (r.mean_ms / m - 1.0) * 100.0
             ));
         }
@@ -442,10 +444,10 @@ impl Fitted {
             .iter()
             .map(|p| {
                 format!(
-                    "{} {:.4} ms -> {:.4} ms ({:+.2}%)",
+                    "{} {} ms -> {} ms ({:+.2}%)",
                     p.at,
-                    p.measured_ms,
-                    p.fitted_ms,
+                    sig3(p.measured_ms),
+                    sig3(p.fitted_ms),
                     p.error * 100.0
                 )
             })
