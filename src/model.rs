@@ -30,6 +30,7 @@
 //! Requests and jobs live in a [`slab`]; events carry `(slot, token)` and a stale token
 //! (an attempt or query attempt that has ended) makes an event a no-op.
 
+pub mod alias;
 pub mod autoscale;
 pub mod balance;
 pub mod budget;
