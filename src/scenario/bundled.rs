@@ -1,7 +1,8 @@
 //! The bundled scenarios: every `scenarios/*.toml` compiled into the binary (by `build.rs`),
 //! so an installed `brink` runs them from any folder. A command's FILE argument that is
 //! not an existing path but names one of them (`retry-storm` or `retry-storm.toml`) loads
-//! the embedded text, byte for byte the file's.
+//! the embedded text, byte for byte the file's. The telemetry files they read
+//! (`scenarios/data/`) are embedded too, and a bundled scenario reads them from here.
 
 /// One bundled scenario.
 #[derive(Debug, Clone, Copy)]
@@ -20,6 +21,14 @@ impl Bundled {
 }
 
 static ALL: &[Bundled] = include!(concat!(env!("OUT_DIR"), "/bundled.rs"));
+static DATA: &[(&str, &[u8])] = include!(concat!(env!("OUT_DIR"), "/bundled_data.rs"));
+
+/// The bytes of the bundled data file at `path`, relative to `scenarios/` (`data/api.prom`,
+/// or `./data/api.prom`).
+pub fn data(path: &str) -> Option<&'static [u8]> {
+    let path = path.strip_prefix("./").unwrap_or(path);
+    DATA.iter().find(|(name, _)| *name == path).map(|(_, b)| *b)
+}
 
 /// Every bundled scenario, in name order.
 pub fn all() -> &'static [Bundled] {
@@ -54,6 +63,15 @@ mod tests {
         let bundled: Vec<&str> = all().iter().map(|b| b.name).collect();
         assert_eq!(bundled, names);
         assert!(find("retry-storm.toml").is_some());
+        assert!(find("no-such-scenario").is_none());
+        for e in std::fs::read_dir(dir.join("data")).unwrap() {
+            let p = e.unwrap().path();
+            let name = format!("data/{}", p.file_name().unwrap().to_string_lossy());
+            let bytes = data(&name).unwrap_or_else(|| panic!("{name} is not bundled"));
+            assert_eq!(bytes, std::fs::read(&p).unwrap(), "{name}");
+        }
+        assert!(data("./data/api.prom").is_some());
+        assert!(data("data/none.prom").is_none());
         assert!(find("no-such-scenario").is_none());
     }
 }

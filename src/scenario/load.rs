@@ -21,7 +21,7 @@ use crate::model::fitted::FitReport;
 use assign::Scope;
 use place::{explain, line_col, toml_message};
 pub use place::{place_at, place_in_text};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use toml::{Table, Value};
 
@@ -40,9 +40,10 @@ pub struct Loader {
     table: Table,
     /// What the file's outputs record; seed, variant and overrides are filled per load.
     provenance: Provenance,
-    /// The folder telemetry files are read from: the scenario file's, or the current
-    /// folder for text without a file (a bundled scenario, a library caller).
-    dir: PathBuf,
+    /// Where telemetry files are read from: the scenario file's folder, the bundled data
+    /// for a bundled scenario, or the current folder for text without a file (a library
+    /// caller).
+    dir: telemetry::Folder,
 }
 
 impl Loader {
@@ -55,7 +56,8 @@ impl Loader {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "scenario".into());
         let mut loader = Self::from_text(&file, &name, text)?;
-        loader.dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        loader.dir =
+            telemetry::Folder::Path(path.parent().map(Path::to_path_buf).unwrap_or_default());
         Ok(loader)
     }
 
@@ -87,7 +89,9 @@ impl Loader {
 
     /// Parses a bundled scenario; messages name it `NAME.toml (bundled)`.
     pub fn bundled(b: &Bundled) -> Result<Self, ScenarioError> {
-        Self::from_text(&b.file(), b.name, b.text.to_string())
+        let mut loader = Self::from_text(&b.file(), b.name, b.text.to_string())?;
+        loader.dir = telemetry::Folder::Bundled;
+        Ok(loader)
     }
 
     /// Parses scenario text; `file` is used in messages, `name` names the output folder.
@@ -105,7 +109,7 @@ impl Loader {
             provenance: Provenance::of_text(name, &text),
             text,
             table,
-            dir: PathBuf::new(),
+            dir: telemetry::Folder::default(),
         })
     }
 

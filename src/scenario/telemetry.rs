@@ -12,7 +12,7 @@ mod prometheus;
 use super::provenance::sha256_hex;
 use indexmap::IndexMap;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The largest telemetry file read (64 MiB).
 pub const MAX_FILE_BYTES: u64 = 64 << 20;
@@ -69,9 +69,24 @@ pub fn unit_ns(unit: &str) -> Option<f64> {
     }
 }
 
+/// Where a scenario's telemetry files are read from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Folder {
+    /// A folder on disk: the scenario file's (or the current folder, the empty path).
+    Path(PathBuf),
+    /// The files embedded with the bundled scenarios (`scenarios/data/`).
+    Bundled,
+}
+
+impl Default for Folder {
+    fn default() -> Self {
+        Folder::Path(PathBuf::new())
+    }
+}
+
 /// Reads and parses the histogram `req` names, the file relative to `base`. An error is
 /// (the key it concerns, the message naming the file and the place in it).
-pub fn read(req: &Request, base: &Path) -> Result<Measured, (&'static str, String)> {
+pub fn read(req: &Request, base: &Folder) -> Result<Measured, (&'static str, String)> {
     if !FORMATS.contains(&req.format) {
         return Err((
             "format",
@@ -111,9 +126,20 @@ pub fn read(req: &Request, base: &Path) -> Result<Measured, (&'static str, Strin
     if req.file.is_empty() {
         return Err(("file", "the file's path is empty".into()));
     }
-    let path = base.join(req.file);
-    let shown = path.display().to_string();
-    let bytes = read_bounded(&path).map_err(|e| ("file", format!("{shown}: {e}")))?;
+    let (shown, bytes) = match base {
+        Folder::Path(dir) => {
+            let path = dir.join(req.file);
+            let shown = path.display().to_string();
+            let bytes = read_bounded(&path).map_err(|e| ("file", format!("{shown}: {e}")))?;
+            (shown, bytes)
+        }
+        Folder::Bundled => {
+            let shown = format!("{} (bundled)", req.file);
+            let bytes = super::bundled::data(req.file)
+                .ok_or_else(|| ("file", format!("{shown}: no such bundled data file")))?;
+            (shown, bytes.to_vec())
+        }
+    };
     let text = String::from_utf8(bytes).map_err(|e| {
         let line = e.as_bytes()[..e.utf8_error().valid_up_to()]
             .iter()

@@ -324,7 +324,12 @@ mod tests {
                     ..Design::of_file(file_seed)
                 };
                 let text = session_text(loader.text(), file_seed, &design, &[]).unwrap();
-                let got = load(text.clone());
+                // In the file's place: its telemetry is read from the same folder.
+                let got = loader
+                    .with_text(text.clone())
+                    .unwrap()
+                    .load(None, &[])
+                    .unwrap();
                 assert_eq!(
                     behaviour(&got),
                     behaviour(&want),

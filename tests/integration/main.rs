@@ -43,3 +43,4 @@ mod thread_pool_exhaustion;
 mod tipping;
 mod traces;
 mod warnings;
+mod web_api;

@@ -7,7 +7,7 @@
 //! Ten to the sixth draws put the sample p99 within ~0.3% of the true one (its standard
 //! error is √(p(1-p)/n) / f(x_p)), ten times inside the tolerance, with fixed seeds.
 
-use super::{Request, read};
+use super::{Folder, Request, read};
 use crate::engine::Rng;
 use crate::model::families::{Family, inv_normal};
 use crate::model::fitted::Fitted;
@@ -123,7 +123,8 @@ fn percentiles(src: &Source) -> Fitted {
 /// Reads `text` as the file `name` of `format` and fits it.
 fn fit_file(dir: &Path, name: &str, text: &[u8], req: Request) -> Fitted {
     std::fs::write(dir.join(name), text).unwrap();
-    let m = read(&req, dir).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+    let m =
+        read(&req, &Folder::Path(dir.to_path_buf())).unwrap_or_else(|e| panic!("{name}: {e:?}"));
     Fitted::from_bins("pool.db.service", m.source, &m.bins, m.overflow, m.mean_ns).unwrap()
 }
 
