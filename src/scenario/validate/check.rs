@@ -157,6 +157,30 @@ pub fn name(path: &str, name: &str) -> V<()> {
     Ok(())
 }
 
+/// The first control character of `s` (a NUL, an escape, a carriage return...), allowing
+/// newlines and tabs only when `lines` (a description's paragraphs). Free text is written
+/// into SVG and HTML (XML 1.0 refuses most control characters) and to the terminal (where
+/// an escape sequence would act); names are stricter still ([`name`]).
+pub fn control_char(s: &str, lines: bool) -> Option<char> {
+    s.chars()
+        .find(|&c| c.is_control() && !(lines && (c == '\n' || c == '\t')))
+}
+
+/// Refuses free text at `path` (a title, label or unit; a description when `lines`) that
+/// holds a control character.
+pub fn text(path: &str, s: &str, lines: bool) -> V<()> {
+    match control_char(s, lines) {
+        None => Ok(()),
+        Some(c) => bad(
+            path,
+            format!(
+                "holds the control character {:?} (U+{:04X}): text here is drawn in SVG and HTML and printed to the terminal; remove it",
+                c, c as u32
+            ),
+        ),
+    }
+}
+
 /// Refuses more than `max` entries of a section (indices must fit the model's 16-bit
 /// counters, and a larger scenario is a mistake).
 pub fn at_most(path: &str, what: &str, n: usize, max: usize) -> V<()> {

@@ -4,7 +4,7 @@
 //! column of the time series. An SLO measure's `slo` table is checked in `slo.rs`;
 //! `[hysteresis]`, which rides on `[tipping]`, in `hysteresis.rs`.
 
-use super::check::{V, bad, did_you_mean, listing, nearest, nonzero_dur, window};
+use super::check::{self, V, bad, did_you_mean, listing, nearest, nonzero_dur, window};
 use super::slo;
 use crate::engine::time::{SimTime, ns_to_secs, parse_duration};
 use crate::scenario::columns::{Owner, columns};
@@ -399,6 +399,7 @@ fn labels(section: &str, label: &Option<String>, unit: &Option<String>, axis: &m
                 format!("must be one line of 1 to {max} characters, not {s:?}"),
             );
         }
+        check::text(&format!("{section}.{key}"), t, false)?;
         Ok(t.to_string())
     };
     if let Some(l) = label {
