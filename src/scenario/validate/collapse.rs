@@ -90,7 +90,10 @@ pub fn collapse(raw: &RawScenario, config: &Config) -> V<Option<Collapse>> {
     if let Some(most) = reachable(level, config)
         && at > most
     {
-        return bad(format!("collapse.{key}"), unreachable(level, config, at, most));
+        return bad(
+            format!("collapse.{key}"),
+            unreachable(level, config, at, most),
+        );
     }
     let base = match c.base {
         None => 0,
@@ -194,6 +197,8 @@ fn unreachable(level: CollapseLevel, config: &Config, at: u64, most: u64) -> Str
 
 /// The most servers `pool` has: all its shards and replicas, or the autoscaler's `max`.
 fn most_servers(pool: &PoolCfg) -> u64 {
-    let shards = pool.autoscale.map_or(pool.shards, |a| a.max.max(pool.shards));
+    let shards = pool
+        .autoscale
+        .map_or(pool.shards, |a| a.max.max(pool.shards));
     shards as u64 * (1 + pool.replicas as u64)
 }
