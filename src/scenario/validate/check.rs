@@ -24,9 +24,26 @@ pub fn nearest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         .map(|(_, c)| c)
 }
 
-/// "; did you mean `X`?" with the closest of `candidates` to `name`, or nothing.
+/// Words another tool uses for one of brink's keys, which no spelling distance finds: a
+/// pool's `workers` are its threads or connections elsewhere.
+const SYNONYMS: &[(&str, &str)] = &[
+    ("threads", "workers"),
+    ("thread_count", "workers"),
+    ("connections", "workers"),
+    ("max_connections", "workers"),
+    ("pool_size", "workers"),
+];
+
+/// "; did you mean `X`?" with the closest of `candidates` to `name` (or the key a synonym
+/// stands for, when it is a candidate), or nothing.
 pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
-    nearest(name, candidates)
+    let candidates: Vec<&str> = candidates.into_iter().collect();
+    let synonym = SYNONYMS
+        .iter()
+        .find(|(word, key)| *word == name && candidates.contains(key))
+        .map(|(_, key)| *key);
+    synonym
+        .or_else(|| nearest(name, candidates))
         .map(|n| format!("; did you mean `{n}`?"))
         .unwrap_or_default()
 }
