@@ -9,7 +9,7 @@ use std::path::Path;
 #[derive(Debug, thiserror::Error)]
 pub enum Unreadable {
     /// The operating system's reason.
-    #[error("cannot read it: {0}")]
+    #[error("cannot read the file: {0}")]
     Io(#[from] std::io::Error),
     /// A FIFO, a device, a socket or a folder.
     #[error("not a regular file (a FIFO, a device or a folder); give a file")]
