@@ -10,6 +10,7 @@ use clap::{CommandFactory, Parser};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 #[path = "cli/args.rs"]
@@ -356,6 +357,13 @@ fn clean_up_on_signals() {
     std::thread::spawn(move || {
         if let Some(sig) = signals.forever().next() {
             brink::report::files::remove_temporaries();
+            let total = console::BATCH_TOTAL.load(Ordering::Relaxed);
+            if total > 0 {
+                let done = console::BATCH_DONE.load(Ordering::Relaxed);
+                eprintln!(
+                    "\nbrink all: stopped after {done} of {total} runs and sweeps (their files are written); index.html was not written"
+                );
+            }
             eprintln!("\nbrink: stopped by signal {sig}; no partial outputs were left");
             std::process::exit(128 + sig);
         }

@@ -9,6 +9,7 @@
 //! validated configuration, `validate` turns the one into the other, and `load` reads a
 //! file, applies a variant and overrides, and validates.
 
+pub mod bounded;
 pub mod bundled;
 pub mod columns;
 pub mod error;

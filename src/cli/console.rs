@@ -1,5 +1,6 @@
-//! The console: progress bars on stderr when it is a terminal, and what is printed when a
-//! run or sweep has written its files (an [`Observer`]).
+//! The console: progress bars on stderr when it is a terminal (a progress line every
+//! [`TICK`] when it is not: a log, CI), and what is printed when a run or sweep has
+//! written its files (an [`Observer`]).
 
 use brink::experiment::{Observer, RunWritten, SweepOutcome, SweepWritten};
 use brink::report::sweep::{SweepReport, headroom_table, phase_table};
@@ -22,24 +23,76 @@ pub fn print_report(kind: Kind, r: &SweepReport, dir: &Path) {
     eprintln!("-> {}", dir.display());
 }
 
+/// How often a progress line is printed when stderr is not a terminal.
+pub const TICK: Duration = Duration::from_secs(10);
+
+/// `brink all`'s tasks (runs and sweeps) done and in all, for the message of an interrupted
+/// batch (main's signal handler); 0 in all outside a batch.
+pub static BATCH_DONE: AtomicU64 = AtomicU64::new(0);
+/// See [`BATCH_DONE`].
+pub static BATCH_TOTAL: AtomicU64 = AtomicU64::new(0);
+
+/// A thread's stop flag and handle.
+type Stoppable = (Arc<AtomicBool>, JoinHandle<()>);
+
 /// The console: progress bars on stderr when it is a terminal, and a line per set of files
 /// written.
 #[derive(Default)]
 pub struct Console {
     /// The single run's bar: its stop flag and its thread.
-    run_bar: Mutex<Option<(Arc<AtomicBool>, JoinHandle<()>)>>,
+    run_bar: Mutex<Option<Stoppable>>,
     sweep_bar: Mutex<Option<ProgressBar>>,
+    /// The progress lines of the sweep's bar when stderr is not a terminal.
+    sweep_ticker: Mutex<Option<Stoppable>>,
+}
+
+/// Stops a thread and waits for it.
+fn stop(slot: &Mutex<Option<Stoppable>>) {
+    if let Some((done, h)) = slot.lock().ok().and_then(|mut s| s.take()) {
+        done.store(true, Ordering::Relaxed);
+        let _ = h.join();
+    }
+}
+
+/// Prints `line()` to stderr every [`TICK`] until `done`.
+fn ticker(done: Arc<AtomicBool>, line: impl Fn() -> String + Send + 'static) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut next = Instant::now() + TICK;
+        while !done.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(100));
+            if Instant::now() >= next {
+                eprintln!("{}", line());
+                next += TICK;
+            }
+        }
+    })
 }
 
 impl Console {
     /// Starts the bar of a sweep or of `brink all`'s batch.
     fn start_bar(&self, prefix: String, len: usize, what: &str) {
-        let target = if std::io::stderr().is_terminal() {
+        let terminal = std::io::stderr().is_terminal();
+        let target = if terminal {
             ProgressDrawTarget::stderr()
         } else {
             ProgressDrawTarget::hidden()
         };
         let bar = ProgressBar::with_draw_target(Some(len as u64), target);
+        if !terminal {
+            let (b, what, prefix) = (bar.clone(), what.to_string(), prefix.clone());
+            let done = Arc::new(AtomicBool::new(false));
+            let h = ticker(done.clone(), move || {
+                format!(
+                    "{prefix}: {}/{} {what}, {} s",
+                    b.position(),
+                    b.length().unwrap_or(0),
+                    b.elapsed().as_secs()
+                )
+            });
+            if let Ok(mut slot) = self.sweep_ticker.lock() {
+                *slot = Some((done, h));
+            }
+        }
         bar.set_style(
             ProgressStyle::with_template(&format!(
                 "{{prefix}} [{{bar:40}}] {{pos}}/{{len}} {what}, {{elapsed}}, eta {{eta}}"
@@ -56,10 +109,13 @@ impl Console {
 
 impl Observer for Console {
     fn batch_started(&self, tasks: usize) {
+        BATCH_DONE.store(0, Ordering::Relaxed);
+        BATCH_TOTAL.store(tasks as u64, Ordering::Relaxed);
         self.start_bar("all".into(), tasks, "runs and sweeps");
     }
 
     fn batch_progressed(&self) {
+        BATCH_DONE.fetch_add(1, Ordering::Relaxed);
         self.sweep_progressed();
     }
 
@@ -93,10 +149,7 @@ impl Observer for Console {
     }
 
     fn run_stopped(&self) {
-        if let Some((done, h)) = self.run_bar.lock().ok().and_then(|mut s| s.take()) {
-            done.store(true, Ordering::Relaxed);
-            let _ = h.join();
-        }
+        stop(&self.run_bar);
     }
 
     fn run_written(&self, w: &RunWritten) {
@@ -136,6 +189,7 @@ impl Observer for Console {
     }
 
     fn sweep_stopped(&self) {
+        stop(&self.sweep_ticker);
         if let Some(bar) = self.sweep_bar.lock().ok().and_then(|mut s| s.take()) {
             bar.finish_and_clear();
         }
@@ -164,18 +218,26 @@ impl Observer for Console {
     }
 }
 
-/// A progress bar on stderr for runs longer than about a second; none when stderr is not a
-/// terminal.
+/// A progress bar on stderr for runs longer than about a second; a line every [`TICK`]
+/// when stderr is not a terminal.
 fn spawn_bar(
     name: &str,
     total_ns: u64,
     progress: Arc<AtomicU64>,
     done: Arc<AtomicBool>,
 ) -> Option<JoinHandle<()>> {
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
     let name = name.to_string();
+    if !std::io::stderr().is_terminal() {
+        let start = Instant::now();
+        return Some(ticker(done, move || {
+            let share = progress.load(Ordering::Relaxed) as f64 / total_ns.max(1) as f64;
+            format!(
+                "{name}: {:.0}% simulated, {} s",
+                100.0 * share,
+                start.elapsed().as_secs()
+            )
+        }));
+    }
     Some(std::thread::spawn(move || {
         let start = Instant::now();
         let mut bar: Option<ProgressBar> = None;

@@ -7,6 +7,8 @@ use super::sweep::{Shard, write_outputs};
 use super::{Error, create_dir, write_file};
 use crate::export::shard_json::{ShardFile, read_shard_json, runs_digest, shard_json};
 use crate::report::sweep::SweepReport;
+use crate::scenario::bounded::read_bounded;
+use crate::scenario::validate::control_char;
 use crate::stats::plan::{Kind, Plan, RunPoint};
 use std::path::{Path, PathBuf};
 
@@ -114,11 +116,18 @@ fn join(dir: &Path, files: &[&PathBuf]) -> Result<(Plan, Vec<RunPoint>), Error> 
     };
     let mut shards = Vec::new();
     for p in files {
-        let text = std::fs::read_to_string(p).map_err(|e| unreadable(p, e))?;
         let name = name_of(p);
-        let s =
-            read_shard_json(&text).map_err(|e| bad(format!("{name} is not a shard file: {e}")))?;
+        let bytes = read_bounded(p, MAX_SHARD_BYTES).map_err(|e| bad(format!("{name}: {e}")))?;
+        let s = std::str::from_utf8(&bytes)
+            .map_err(|e| e.to_string())
+            .and_then(|text| read_shard_json(text).map_err(|e| e.to_string()))
+            .map_err(|e| bad(format!("{name} is not a shard file: {e}")))?;
         check_shard(&name, &s).map_err(bad)?;
+        if let Some(why) = control_text(&s.plan) {
+            return Err(bad(format!(
+                "{name}: {why}; the shard was edited or damaged"
+            )));
+        }
         shards.push((name, s));
     }
     let (first_name, first) = &shards[0];
@@ -164,6 +173,55 @@ fn join(dir: &Path, files: &[&PathBuf]) -> Result<(Plan, Vec<RunPoint>), Error> 
         )));
     }
     Ok((plan, runs))
+}
+
+/// The largest shard file read (256 MiB, about a million runs at some 200 bytes each):
+/// a bound for a file that is not a shard.
+pub const MAX_SHARD_BYTES: u64 = 256 << 20;
+
+/// The first string of `plan` that the outputs would show with a control character in
+/// it, by its JSON path: the scenario refuses them ([`control_char`]), so a shard that
+/// holds one was not written by brink.
+fn control_text(plan: &Plan) -> Option<String> {
+    let p = &plan.provenance;
+    let mut texts: Vec<(String, &str)> = vec![
+        ("plan.scenario".into(), &plan.scenario),
+        ("plan.title".into(), &plan.title),
+        ("plan.measure".into(), &plan.measure),
+        ("plan.produced_by.brink".into(), &p.brink),
+        ("plan.produced_by.scenario".into(), &p.scenario),
+    ];
+    if let Some(v) = &p.variant {
+        texts.push(("plan.produced_by.variant".into(), v));
+    }
+    for (i, o) in p.overrides.iter().enumerate() {
+        texts.push((format!("plan.produced_by.overrides[{i}]"), o));
+    }
+    for (i, t) in plan.trigger.iter().enumerate() {
+        texts.push((format!("plan.trigger[{i}]"), t));
+    }
+    for (i, a) in plan.axes.iter().enumerate() {
+        texts.push((format!("plan.axes[{i}].path"), &a.path));
+        for (key, s) in [("unit", &a.unit), ("label", &a.label)] {
+            if let Some(s) = s {
+                texts.push((format!("plan.axes[{i}].{key}"), s));
+            }
+        }
+    }
+    for (i, v) in plan.variants.iter().enumerate() {
+        texts.push((format!("plan.variants[{i}].name"), &v.name));
+        for (j, u) in v.untriggered.iter().enumerate() {
+            texts.push((format!("plan.variants[{i}].untriggered[{j}]"), u));
+        }
+    }
+    texts.into_iter().find_map(|(path, s)| {
+        control_char(s, false).map(|c| {
+            format!(
+                "`{path}` holds the control character {c:?} (U+{:04X})",
+                c as u32
+            )
+        })
+    })
 }
 
 /// One shard on its own: its place in range, its runs matching their digest, and each run

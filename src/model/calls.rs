@@ -26,12 +26,15 @@ use rand::RngExt;
 /// The calls of a job that holds its worker for them, by job slot (a side table: plain
 /// jobs stay small): a token its calls report back with (0 once the job is over, so
 /// calls still in flight report to nobody, even after the slot is reused), the stage
-/// running and that stage's calls still out.
+/// running, that stage's calls still out, and the fallbacks the worker is running.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct JobCalls {
     pub token: u32,
     pub stage: u16,
     pub pending: u16,
+    /// Fallbacks under way: while one runs, the worker is working (serving), not waiting on
+    /// its calls, so the job is out of the pool's `waiting` count.
+    pub fallbacks: u16,
 }
 
 /// What a job whose own service is over does about its calls.
@@ -68,6 +71,7 @@ impl Simulation<'_> {
             token,
             stage: 0,
             pending: 0,
+            fallbacks: 0,
         };
         let pool = &mut self.pools[p];
         pool.integrate_waiting(self.now);
@@ -148,11 +152,18 @@ impl Simulation<'_> {
             match self.cfg.calls[call].fallback {
                 None => return self.calls_over(j, Some(Failure::Error)),
                 Some(cost) => {
-                    // The fallback's work holds the worker for its own time.
+                    // The fallback's work holds the worker for its own time, as work: the
+                    // worker serves it rather than waits (docs: `waiting_on_calls`).
                     let p = self.jobs[j].pool as usize;
                     let pool = &mut self.pools[p];
                     let t = pool.service_ns(&self.cfg.pools[p], cost, 1);
                     pool.stats.fallbacks += 1;
+                    let calls = &mut self.job_calls[j as usize];
+                    if calls.fallbacks == 0 {
+                        pool.integrate_waiting(self.now);
+                        pool.waiting -= 1;
+                    }
+                    calls.fallbacks += 1;
                     self.queue.schedule(
                         self.now.saturating_add(t),
                         Event::CallReturn { job: j, token },
@@ -160,6 +171,24 @@ impl Simulation<'_> {
                     return;
                 }
             }
+        }
+        self.call_returned(j, token);
+    }
+
+    /// A fallback of job `j` is over: the worker waits on its calls again (unless another
+    /// fallback still runs), and the call counts as returned. A job that has moved on
+    /// ignores it.
+    #[inline(never)]
+    pub(super) fn fallback_over(&mut self, j: u32, token: u32) {
+        let calls = &mut self.job_calls[j as usize];
+        if calls.token != token {
+            return;
+        }
+        calls.fallbacks -= 1;
+        if calls.fallbacks == 0 {
+            let pool = &mut self.pools[self.jobs[j].pool as usize];
+            pool.integrate_waiting(self.now);
+            pool.waiting += 1;
         }
         self.call_returned(j, token);
     }
@@ -185,8 +214,11 @@ impl Simulation<'_> {
         let job = self.jobs[j];
         let p = job.pool as usize;
         let pool = &mut self.pools[p];
-        pool.integrate_waiting(self.now);
-        pool.waiting -= 1;
+        // A job failed by one call while another's fallback runs is not counted as waiting.
+        if self.job_calls[j as usize].fallbacks == 0 {
+            pool.integrate_waiting(self.now);
+            pool.waiting -= 1;
+        }
         let current = self.reqs[job.req].query_token == job.token;
         self.job_calls[j as usize].token = 0;
         if let Some(part) = self.finish_job(j, current, failure) {

@@ -6,6 +6,7 @@
 mod assign;
 mod place;
 
+use super::bounded::{Unreadable, read_bounded};
 use super::bundled::{self, Bundled};
 use super::error::ScenarioError;
 use super::hit_ratio;
@@ -445,14 +446,16 @@ pub fn read_text(path: &Path, max: u64, what: &str) -> Result<String, ScenarioEr
         file: file.clone(),
         cause,
     };
-    let size = std::fs::metadata(path).map_err(io)?.len();
-    if size > max {
-        return Err(ScenarioError::Syntax {
+    let bytes = read_bounded(path, max).map_err(|e| match e {
+        Unreadable::Io(cause) => io(cause),
+        Unreadable::NotAFile => io(std::io::Error::other(
+            "not a regular file (a FIFO, a device or a folder)",
+        )),
+        Unreadable::TooLarge { .. } => ScenarioError::Syntax {
             place: format!("{file}:1:1"),
-            msg: format!("the file holds {size} bytes; {what} may hold at most {max}"),
-        });
-    }
-    let bytes = std::fs::read(path).map_err(io)?;
+            msg: format!("{what} may hold at most {max} bytes; this file holds more"),
+        },
+    })?;
     String::from_utf8(bytes).map_err(|e| {
         let bytes = e.as_bytes();
         let at = e.utf8_error().valid_up_to();

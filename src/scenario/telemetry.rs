@@ -9,10 +9,10 @@ mod hlog;
 mod otlp;
 mod prometheus;
 
+use super::bounded::read_bounded;
 use super::provenance::sha256_hex;
 use indexmap::IndexMap;
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The largest telemetry file read (64 MiB).
 pub const MAX_FILE_BYTES: u64 = 64 << 20;
@@ -130,7 +130,8 @@ pub fn read(req: &Request, base: &Folder) -> Result<Measured, (&'static str, Str
         Folder::Path(dir) => {
             let path = dir.join(req.file);
             let shown = path.display().to_string();
-            let bytes = read_bounded(&path).map_err(|e| ("file", format!("{shown}: {e}")))?;
+            let bytes = read_bounded(&path, MAX_FILE_BYTES)
+                .map_err(|e| ("file", format!("{shown}: {e}")))?;
             (shown, bytes)
         }
         Folder::Bundled => {
@@ -195,30 +196,6 @@ pub fn read(req: &Request, base: &Folder) -> Result<Measured, (&'static str, Str
         mean_ns: parsed.mean.map(|m| m * scale),
         source,
     })
-}
-
-/// The file's bytes: a regular file of at most [`MAX_FILE_BYTES`].
-fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read the file: {e}"))?;
-    if !meta.is_file() {
-        return Err("not a regular file".into());
-    }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(format!(
-            "the file holds {} bytes; a telemetry file may hold at most {MAX_FILE_BYTES}",
-            meta.len()
-        ));
-    }
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|e| format!("cannot read the file: {e}"))?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(format!(
-            "the file holds more than {MAX_FILE_BYTES} bytes, the most a telemetry file may hold"
-        ));
-    }
-    Ok(bytes)
 }
 
 /// `{a="1", b="2"}`, for messages.

@@ -27,7 +27,7 @@ use check::{V, at_most, bad, nonzero_dur};
 
 pub use autoscale::starting_fleet;
 pub use call::MAX_CALL_DEPTH;
-pub use check::{MAX_NAME_LEN, Problem, did_you_mean, listing, name, nearest};
+pub use check::{MAX_NAME_LEN, Problem, control_char, did_you_mean, listing, name, nearest};
 
 /// The most classes (with the classes of pools' calls), pools, cache tiers, events and
 /// interventions a scenario may have: their indices are 16-bit in the model's events.
@@ -88,6 +88,26 @@ pub fn validate(raw: &RawScenario) -> V<(Meta, Config)> {
         }
     }
     at_most("at", "[[at]] entries", raw.at.len(), MAX_COMPONENTS)?;
+    // A title is one line; a case and a description may have paragraphs.
+    for (key, s, lines) in [
+        ("title", &raw.title, false),
+        ("case", &raw.case, true),
+        ("description", &raw.description, true),
+    ] {
+        if let Some(s) = s {
+            check::text(key, s, lines)?;
+        }
+    }
+    for (n, v) in &raw.variant {
+        if let Some(d) = &v.description {
+            check::text(&format!("variant.{n}.description"), d, true)?;
+        }
+    }
+    for (i, at) in raw.at.iter().enumerate() {
+        if let Some(l) = &at.label {
+            check::text(&format!("at.{i}.label"), l, false)?;
+        }
+    }
     let pool_names: Vec<String> = raw.pool.keys().cloned().collect();
     let class_names: Vec<String> = raw.class.keys().cloned().collect();
     let mut pools = Vec::new();

@@ -746,3 +746,17 @@ fn too_many_jobs_are_refused() {
         "nothing written"
     );
 }
+
+/// Issue 23: a scenario "file" that never ends (`/dev/zero`) is refused by name, at once
+/// (it was read until memory ran out).
+#[cfg(unix)]
+#[test]
+fn a_scenario_that_is_not_a_regular_file_is_refused() {
+    let o = brink(["check", "/dev/zero"]).run();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("/dev/zero: cannot read the scenario: not a regular file"),
+        "{err}"
+    );
+}

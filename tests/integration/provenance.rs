@@ -156,6 +156,54 @@ fn merge_refuses_tampered_and_mismatched_shards() {
     }
     refused(&d, "one value per axis");
 
+    // Issue 23 item 6: a label with a control character (it would reach tipping.svg and
+    // the terminal), digests intact: the scenario refuses it, so must merge.
+    let d = copy(&good, tmp.path(), "nul-label");
+    for k in 0..2 {
+        let mut s = read(&shard_path(&d, k));
+        s["plan"]["axes"][0]["label"] = Value::from("rate\u{0}\u{1b}[2J");
+        write(&shard_path(&d, k), &s);
+    }
+    refused(
+        &d,
+        "`plan.axes[0].label` holds the control character '\\0' (U+0000)",
+    );
+
+    // A shard file that is not a regular file (a FIFO blocked the read for ever; a link to
+    // /dev/zero read a gigabyte) or is too large: refused by name, before reading it.
+    #[cfg(unix)]
+    {
+        let d = copy(&good, tmp.path(), "fifo");
+        let p = shard_path(&d, 1);
+        std::fs::remove_file(&p).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(&p)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        refused(&d, "tipping.shard-1-of-2.json: not a regular file");
+
+        let d = copy(&good, tmp.path(), "dev-zero");
+        let p = shard_path(&d, 1);
+        std::fs::remove_file(&p).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &p).unwrap();
+        refused(&d, "tipping.shard-1-of-2.json: not a regular file");
+    }
+    let d = copy(&good, tmp.path(), "too-large");
+    let f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(shard_path(&d, 1))
+        .unwrap();
+    f.set_len(brink::experiment::shard::MAX_SHARD_BYTES + 1)
+        .unwrap();
+    refused(
+        &d,
+        &format!(
+            "tipping.shard-1-of-2.json: it holds more than {} bytes",
+            brink::experiment::shard::MAX_SHARD_BYTES
+        ),
+    );
+
     // The untouched set merges, and its files record what produced them.
     ok(&brink(["merge", good.join("retry-storm").to_str().unwrap()]).run());
     let t = read(&good.join("retry-storm/tipping.json"));

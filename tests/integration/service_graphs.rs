@@ -290,7 +290,7 @@ fn parallel_calls_take_the_longest_sequential_calls_the_sum() {
 }
 
 /// A failed call fails its job unless the call falls back: then the job spends the
-/// fallback's cost and succeeds.
+/// fallback's cost, as work (serving), and succeeds.
 #[test]
 fn a_fallback_turns_a_failed_call_into_a_slower_success() {
     let text = |fallback: &str| {
@@ -326,6 +326,23 @@ fn a_fallback_turns_a_failed_call_into_a_slower_success() {
     assert_eq!(
         api.fallbacks,
         Some(falling_back.summary.calls["api.recs"].failed)
+    );
+    // Issue 23 item 6: the fallback is the pool's work, not waiting. Each job waits 5 ms on
+    // its call and serves 1 + 2 ms: by Little's law 0.05 workers per job per second wait
+    // on calls (counting the fallback as waiting gave 0.07) and 0.03 serve.
+    let jobs_per_s = api.queries as f64 / 100.0;
+    let waiting = api.mean_waiting_on_calls.unwrap();
+    let want = jobs_per_s * 0.005;
+    assert!(
+        (waiting - want).abs() / want < 0.01,
+        "waiting on calls {waiting}, law {want} (with the fallback: {})",
+        jobs_per_s * 0.007
+    );
+    let serving = api.utilization * 1000.0 - waiting;
+    let want = jobs_per_s * 0.003;
+    assert!(
+        (serving - want).abs() / want < 0.01,
+        "serving {serving}, law {want}"
     );
 }
 

@@ -74,6 +74,10 @@ pub fn autoscale(path: &str, a: &RawAutoscale, replicas: i64) -> V<AutoscaleCfg>
     })
 }
 
+/// The smallest utilisation or queue target: the fleet follows signal / target, and a
+/// signal of a billion waiting jobs per server over this stays far from overflow.
+const MIN_TARGET: f64 = 1e-9;
+
 /// The target of `signal`: a utilisation fraction in (0, 1], waiting jobs per server > 0,
 /// or a p99 latency written as a duration (nanoseconds).
 fn target(path: &str, signal: ScaleSignal, v: &Value) -> V<f64> {
@@ -94,6 +98,16 @@ fn target(path: &str, signal: ScaleSignal, v: &Value) -> V<f64> {
                 "with signal = \"p99\" the target is a latency: write a duration such as \"250ms\", not {v}"
             ),
         ),
+        (ScaleSignal::Utilization | ScaleSignal::Queue, Some(x), _)
+            if x > 0.0 && x < MIN_TARGET =>
+        {
+            bad(
+                path,
+                format!(
+                    "must be at least {MIN_TARGET:e}, not {x:e}: the fleet is set by the ratio signal / target, which overflows (or loses all precision) for a target this small"
+                ),
+            )
+        }
         (ScaleSignal::Utilization, Some(x), _) if x > 0.0 && x <= 1.0 => Ok(x),
         (ScaleSignal::Utilization, Some(x), _) => bad(
             path,

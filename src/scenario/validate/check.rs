@@ -24,9 +24,26 @@ pub fn nearest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         .map(|(_, c)| c)
 }
 
-/// "; did you mean `X`?" with the closest of `candidates` to `name`, or nothing.
+/// Words another tool uses for one of brink's keys, which no spelling distance finds: a
+/// pool's `workers` are its threads or connections elsewhere.
+const SYNONYMS: &[(&str, &str)] = &[
+    ("threads", "workers"),
+    ("thread_count", "workers"),
+    ("connections", "workers"),
+    ("max_connections", "workers"),
+    ("pool_size", "workers"),
+];
+
+/// "; did you mean `X`?" with the closest of `candidates` to `name` (or the key a synonym
+/// stands for, when it is a candidate), or nothing.
 pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
-    nearest(name, candidates)
+    let candidates: Vec<&str> = candidates.into_iter().collect();
+    let synonym = SYNONYMS
+        .iter()
+        .find(|(word, key)| *word == name && candidates.contains(key))
+        .map(|(_, key)| *key);
+    synonym
+        .or_else(|| nearest(name, candidates))
         .map(|n| format!("; did you mean `{n}`?"))
         .unwrap_or_default()
 }
@@ -155,6 +172,30 @@ pub fn name(path: &str, name: &str) -> V<()> {
         );
     }
     Ok(())
+}
+
+/// The first control character of `s` (a NUL, an escape, a carriage return...), allowing
+/// newlines and tabs only when `lines` (a description's paragraphs). Free text is written
+/// into SVG and HTML (XML 1.0 refuses most control characters) and to the terminal (where
+/// an escape sequence would act); names are stricter still ([`name`]).
+pub fn control_char(s: &str, lines: bool) -> Option<char> {
+    s.chars()
+        .find(|&c| c.is_control() && !(lines && (c == '\n' || c == '\t')))
+}
+
+/// Refuses free text at `path` (a title, label or unit; a description when `lines`) that
+/// holds a control character.
+pub fn text(path: &str, s: &str, lines: bool) -> V<()> {
+    match control_char(s, lines) {
+        None => Ok(()),
+        Some(c) => bad(
+            path,
+            format!(
+                "holds the control character {:?} (U+{:04X}): text here is drawn in SVG and HTML and printed to the terminal; remove it",
+                c, c as u32
+            ),
+        ),
+    }
 }
 
 /// Refuses more than `max` entries of a section (indices must fit the model's 16-bit

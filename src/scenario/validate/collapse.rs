@@ -4,7 +4,7 @@
 
 use super::check::{V, bad, index_of, int_in};
 use crate::scenario::raw::RawScenario;
-use crate::scenario::spec::{Collapse, CollapseLevel, Config};
+use crate::scenario::spec::{Collapse, CollapseLevel, Config, PoolCfg};
 
 /// The largest collapse level: each level up costs one round of trajectories.
 pub const MAX_LEVEL: i64 = 1_000_000;
@@ -21,7 +21,7 @@ const BUDGET: u64 = 2_000_000_000;
 /// arrivals are simply refused); no pool with a limit, no collapse level.
 pub fn collapse(raw: &RawScenario, config: &Config) -> V<Option<Collapse>> {
     let Some(c) = &raw.collapse else {
-        let Some((p, pool)) = config
+        let Some((p, _)) = config
             .pools
             .iter()
             .enumerate()
@@ -29,8 +29,9 @@ pub fn collapse(raw: &RawScenario, config: &Config) -> V<Option<Collapse>> {
         else {
             return Ok(None);
         };
-        let servers = pool.shards as u64 * (1 + pool.replicas as u64);
-        let places = pool.queue_limit as u64 * servers;
+        // The places the queue can fill (a watermark refuses work before the limit), so the
+        // derived level is one the pool can reach.
+        let places = reachable(CollapseLevel::Queue(p), config).unwrap_or(u64::MAX);
         return Ok(Some(Collapse {
             level: CollapseLevel::Queue(p),
             at: (places / 10).clamp(1, MAX_LEVEL as u64),
@@ -86,6 +87,14 @@ pub fn collapse(raw: &RawScenario, config: &Config) -> V<Option<Collapse>> {
     } else {
         "queue"
     };
+    if let Some(most) = reachable(level, config)
+        && at > most
+    {
+        return bad(
+            format!("collapse.{key}"),
+            unreachable(level, config, at, most),
+        );
+    }
     let base = match c.base {
         None => 0,
         Some(b) if (0..at as i64).contains(&b) => b as u64,
@@ -128,4 +137,68 @@ pub fn collapse(raw: &RawScenario, config: &Config) -> V<Option<Collapse>> {
         max_events: max_events as u64,
         derived: false,
     }))
+}
+
+/// The highest count `level` can reach by the pool's own arithmetic at the operating point,
+/// or `None` when nothing bounds it: a pool's queue holds at most its waiting places
+/// (`queue_limit`, or a shedding watermark's `high` if lower) on each of its servers (the
+/// autoscaler's `max` for a scaled pool); requests in flight are at most the users of
+/// closed populations when every class is one and no pool makes calls (a user has one
+/// request at a time; a call's request could outlive its caller's).
+fn reachable(level: CollapseLevel, config: &Config) -> Option<u64> {
+    match level {
+        CollapseLevel::Queue(p) => {
+            let pool = &config.pools[p];
+            let high = pool.shed.and_then(|s| s.watermarks).map(|(high, _)| high);
+            let per_server = high.unwrap_or(u32::MAX).min(pool.queue_limit);
+            if per_server == u32::MAX {
+                return None;
+            }
+            Some(per_server as u64 * most_servers(pool))
+        }
+        CollapseLevel::InFlight => {
+            if !config.calls.is_empty() {
+                return None;
+            }
+            config.classes.iter().try_fold(0u64, |sum, c| {
+                c.users.as_ref().map(|u| sum + u.users as u64)
+            })
+        }
+    }
+}
+
+/// Why a collapse level `at` above the `most` that `level` can reach is refused.
+fn unreachable(level: CollapseLevel, config: &Config, at: u64, most: u64) -> String {
+    let why = match level {
+        CollapseLevel::Queue(p) => {
+            let pool = &config.pools[p];
+            let servers = most_servers(pool);
+            let marks = pool.shed.and_then(|s| s.watermarks);
+            let per_server = match marks {
+                Some((high, _)) if high < pool.queue_limit => {
+                    format!("sheds from {high} waiting (shed.watermarks.high)")
+                }
+                _ => format!("holds at most {} waiting (queue_limit)", pool.queue_limit),
+            };
+            format!(
+                "pool `{}` can never queue {at}: each of its {servers} server(s) {per_server}, {most} in all",
+                pool.name
+            )
+        }
+        CollapseLevel::InFlight => format!(
+            "never {at} requests in flight: every class is a closed population, {most} users in all, each with one request at a time"
+        ),
+    };
+    if most == 0 {
+        return format!("{why}; collapse would never be reached");
+    }
+    format!("{why}; collapse would never be reached. Give a level from 1 to {most}")
+}
+
+/// The most servers `pool` has: all its shards and replicas, or the autoscaler's `max`.
+fn most_servers(pool: &PoolCfg) -> u64 {
+    let shards = pool
+        .autoscale
+        .map_or(pool.shards, |a| a.max.max(pool.shards));
+    shards as u64 * (1 + pool.replicas as u64)
 }

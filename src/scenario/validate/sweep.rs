@@ -4,7 +4,7 @@
 //! column of the time series. An SLO measure's `slo` table is checked in `slo.rs`;
 //! `[hysteresis]`, which rides on `[tipping]`, in `hysteresis.rs`.
 
-use super::check::{V, bad, did_you_mean, listing, nearest, nonzero_dur, window};
+use super::check::{self, V, bad, did_you_mean, listing, nearest, nonzero_dur, window};
 use super::slo;
 use crate::engine::time::{SimTime, ns_to_secs, parse_duration};
 use crate::scenario::columns::{Owner, columns};
@@ -141,7 +141,7 @@ pub fn tipping(
             ),
         );
     }
-    let measure = measure(t, config, table, step, (first_row, run_end))?;
+    let measure = measure(t, config, step, (first_row, run_end))?;
     let slo_default = slo::threshold(t, &measure)?;
     let health = match (slo_default.or(t.healthy_above), t.healthy_below) {
         (Some(x), None) if x.is_finite() => Health::Above(x),
@@ -333,7 +333,8 @@ pub fn settable_number(table: &Table, path: &str) -> Result<(AxisUnit, Value), S
     };
     let Some(base) = overrides::get(table, path) else {
         return Err(format!(
-            "the scenario has no value at `{path}`; sweep a key the file sets (its value is the operating point)"
+            "the scenario has no value at `{path}`; sweep a key the file sets (its value is the operating point){}",
+            path_hint(table, path)
         ));
     };
     let Some(mut unit) = unit_of(base) else {
@@ -346,6 +347,33 @@ pub fn settable_number(table: &Table, path: &str) -> Result<(AxisUnit, Value), S
         unit = AxisUnit::Number;
     }
     Ok((unit, base.clone()))
+}
+
+/// "; did you mean `class.web.rate`?" for a `path` the file does not set: the first segment
+/// the file lacks is replaced by the nearest key of the table above it, when the path so
+/// corrected names a value of the file.
+fn path_hint(table: &Table, path: &str) -> String {
+    let segs: Vec<&str> = path.split('.').collect();
+    let mut cur = table;
+    for (i, seg) in segs.iter().enumerate() {
+        match cur.get(*seg) {
+            Some(Value::Table(t)) => cur = t,
+            Some(_) => return String::new(),
+            None => {
+                let Some(near) = nearest(seg, cur.keys().map(String::as_str)) else {
+                    return String::new();
+                };
+                let mut fixed: Vec<&str> = segs.clone();
+                fixed[i] = near;
+                let fixed = fixed.join(".");
+                return match overrides::get(table, &fixed) {
+                    Some(_) => format!("; did you mean `{fixed}`?"),
+                    None => String::new(),
+                };
+            }
+        }
+    }
+    String::new()
 }
 
 /// Whether the whole number at `path` is an integer key (`workers`, `users`,
@@ -399,6 +427,7 @@ fn labels(section: &str, label: &Option<String>, unit: &Option<String>, axis: &m
                 format!("must be one line of 1 to {max} characters, not {s:?}"),
             );
         }
+        check::text(&format!("{section}.{key}"), t, false)?;
         Ok(t.to_string())
     };
     if let Some(l) = label {
@@ -421,13 +450,12 @@ fn labels(section: &str, label: &Option<String>, unit: &Option<String>, axis: &m
 
 /// Checks a measure name: `goodput_ratio.CLASS` (its block the class's timeout),
 /// `slo.CLASS` (its objective read by [`slo::slo`] against the metrics `step` and the measuring
-/// `window`), or a column of the time-series schema ([`columns`]) but `time_s`. A name under another table of the file (neither a class, a
-/// pool nor an event, such as `[cache.NAME]`) is accepted here and checked once a run has
-/// produced its columns.
+/// `window`), or a column of the time-series schema ([`columns`]) but `time_s`: the
+/// columns every run produces (caches' and pools' calls' included), so `brink check`
+/// refuses every measure that `brink tipping` would (issue 23).
 fn measure(
     t: &RawTipping,
     config: &Config,
-    table: &Table,
     step: SimTime,
     window: (SimTime, SimTime),
 ) -> V<Measure> {
@@ -472,16 +500,6 @@ fn measure(
             .map(|c| c.name),
     );
     if known.iter().any(|k| k == name) {
-        return Ok(Measure::Column(name.to_string()));
-    }
-    // Not in the schema, but under a table the file has: the first run's columns decide.
-    let owner = name.split('.').next().unwrap_or("");
-    let other_component = name.contains('.')
-        && table.iter().any(|(k, v)| {
-            !["class", "pool", "event", "variant", "tipping", "phase"].contains(&k.as_str())
-                && v.as_table().is_some_and(|t| t.contains_key(owner))
-        });
-    if other_component {
         return Ok(Measure::Column(name.to_string()));
     }
     let hint = did_you_mean(name, known.iter().map(|s| s.as_str()));

@@ -1,7 +1,7 @@
 //! Triggers: the time-triggered `[event.NAME]` sections (slowdowns, outages, bursts, cache
 //! node restarts, partitions, flushes, crashes).
 
-use super::check::{Problem, V, bad, index_of, int_in, nonzero_dur, positive, short, up_to};
+use super::check::{self, Problem, V, bad, index_of, int_in, nonzero_dur, positive, short, up_to};
 use crate::engine::time::SimTime;
 use crate::scenario::raw::*;
 use crate::scenario::spec::*;
@@ -206,7 +206,13 @@ pub fn trigger(
     };
     Ok(TriggerCfg {
         name: name.into(),
-        label: e.label.clone().unwrap_or_else(|| name.to_string()),
+        label: match &e.label {
+            Some(l) => {
+                check::text(&format!("{path}.label"), l, false)?;
+                l.clone()
+            }
+            None => name.to_string(),
+        },
         kind,
         at_ns: e.at.0,
         for_ns,
