@@ -169,9 +169,10 @@ impl Outputs {
         }
     }
 
-    /// Writes (and syncs) one file of the set.
+    /// Writes (and syncs) one file of the set, created exclusively: a name already in the
+    /// stage (a link planted there) is refused, never written through.
     pub(crate) fn write(&self, name: &str, bytes: &[u8]) -> Result<(), Error> {
-        std::fs::File::create(self.set.stage().join(name))
+        crate::report::files::create_new(&self.set.stage().join(name))
             .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
             .map_err(|e| Error::io(&self.set.dir().join(name), e))
     }

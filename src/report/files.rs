@@ -5,7 +5,7 @@
 //!
 //! # Swapping a set in, and what each failure leaves
 //!
-//! A set is written into `DIR/.tmp-<pid>-<n>-<name>/` (the *stage*), every file complete
+//! A set is written into `DIR/.tmp-<random>-<name>/` (the *stage*, its name from the operating system's randomness), every file complete
 //! and synced, before anything in `DIR` changes. [`FileSet::commit`] then, holding the
 //! registry's lock (so that a signal waits for it):
 //! 1. moves every file of the previous set (the names written now, and the names this set
@@ -74,21 +74,42 @@ pub fn remove_temporaries() -> usize {
     n
 }
 
-/// The temporary sibling used while `path` is written; it keeps the extension so that
-/// writers choosing a format by extension (PNG) still work.
+/// 64 bits from the operating system's randomness (the keys of a fresh `RandomState`), so
+/// that a temporary name cannot be foreseen from the process id and a link planted there
+/// in advance (output folders are shared on clusters) is not met by chance.
+fn unforeseeable() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(STAGES.fetch_add(1, Ordering::Relaxed));
+    h.finish()
+}
+
+/// The temporary sibling used while `path` is written, under a name not foreseeable from
+/// the process id; it keeps the extension so that writers choosing a format by extension
+/// (PNG) still work.
 pub fn temp_path(path: &Path) -> PathBuf {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    path.with_file_name(format!(".tmp-{}-{name}", std::process::id()))
+    path.with_file_name(format!(".tmp-{:016x}-{name}", unforeseeable()))
 }
 
-/// Creates `tmp`, registered, and writes and syncs `bytes` into it.
+/// Creates `path` for writing only if nothing is there: never through a link planted at
+/// the name (`O_EXCL`, which refuses a dangling link too), never over an existing file.
+pub fn create_new(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+}
+
+/// Creates `tmp` (exclusively, [`create_new`]), registered, and writes and syncs `bytes`
+/// into it.
 fn write_temp(tmp: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut file = None;
     register(tmp, || {
-        file = Some(std::fs::File::create(tmp)?);
+        file = Some(create_new(tmp)?);
         Ok(())
     })?;
     let mut f = file.ok_or_else(|| std::io::Error::other("temporary file not created"))?;
@@ -138,7 +159,8 @@ where
     F: FnOnce(&Path) -> std::io::Result<()>,
 {
     let tmp = temp_path(path);
-    let result = register(&tmp, || Ok(()))
+    // Created exclusively first, so that nothing planted at the name is written through.
+    let result = register(&tmp, || create_new(&tmp).map(drop))
         .and_then(|()| write(&tmp))
         .and_then(|()| std::fs::rename(&tmp, path));
     discard(&tmp);
@@ -157,11 +179,11 @@ pub struct FileSet {
 
 impl FileSet {
     /// Creates `dir` (and its parents) if needed and an empty stage inside it, named
-    /// `.tmp-<pid>-<n>-<name>`.
+    /// `.tmp-<random>-<name>`, created exclusively (`mkdir` refuses a link planted at the
+    /// name, dangling or not).
     pub fn begin(dir: &Path, name: &str) -> std::io::Result<Self> {
         std::fs::create_dir_all(dir)?;
-        let n = STAGES.fetch_add(1, Ordering::Relaxed);
-        let stage = dir.join(format!(".tmp-{}-{n}-{name}", std::process::id()));
+        let stage = dir.join(format!(".tmp-{:016x}-{name}", unforeseeable()));
         register(&stage, || std::fs::create_dir(&stage))?;
         Ok(Self {
             dir: dir.to_path_buf(),
@@ -316,5 +338,40 @@ mod tests {
             std::fs::read_to_string(dir.join("sub/b.csv")).unwrap(),
             "old b"
         );
+    }
+
+    #[test]
+    fn a_link_planted_at_a_name_is_refused_and_its_target_untouched() {
+        let tmp = tempfile::tempdir().unwrap();
+        let target = tmp.path().join("target");
+        std::fs::write(&target, "precious").unwrap();
+        let set = FileSet::begin(tmp.path(), "run").unwrap();
+        // A link at a staged name, and a dangling one.
+        let link = set.stage().join("summary.json");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        assert!(create_new(&link).is_err());
+        let dangling = set.stage().join("trace.csv");
+        std::os::unix::fs::symlink(tmp.path().join("nowhere"), &dangling).unwrap();
+        assert!(create_new(&dangling).is_err());
+        assert!(!tmp.path().join("nowhere").exists());
+        // `brink new`'s file: a link at the name is not replaced, nor written through.
+        let new = tmp.path().join("new.toml");
+        std::os::unix::fs::symlink(&target, &new).unwrap();
+        assert!(write_new_atomic(&new, b"text").is_err());
+        let dangling_new = tmp.path().join("dangling.toml");
+        std::os::unix::fs::symlink(tmp.path().join("gone"), &dangling_new).unwrap();
+        assert!(write_new_atomic(&dangling_new, b"text").is_err());
+        assert!(!tmp.path().join("gone").exists());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious");
+    }
+
+    #[test]
+    fn temporary_names_are_not_foreseeable_from_the_process_id() {
+        let p = Path::new("/d/summary.json");
+        let (a, b) = (temp_path(p), temp_path(p));
+        assert_ne!(a, b);
+        let pid = format!(".tmp-{}-", std::process::id());
+        assert!(!a.to_string_lossy().contains(&pid));
+        assert!(a.to_string_lossy().ends_with("-summary.json"));
     }
 }
