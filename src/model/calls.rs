@@ -9,7 +9,7 @@
 //! ```text
 //!  JobDone ─▶ start_calls ─▶ stage 0: spawn each call ─▶ … call_done ─▶ stage 1 … ─▶ calls_over ─▶ finish_job
 //!                                   call failed, no fallback ─────────────────────────▶ calls_over(failed)
-//!                                   call failed, fallback ─▶ CallReturn after its cost ─▶ counts as returned
+//!                                   call failed, fallback ─▶ FallbackOver after its cost ─▶ counts as returned
 //! ```
 //!
 //! A job whose call failed fails at once and frees its worker; its other calls still in
@@ -166,7 +166,7 @@ impl Simulation<'_> {
                     calls.fallbacks += 1;
                     self.queue.schedule(
                         self.now.saturating_add(t),
-                        Event::CallReturn { job: j, token },
+                        Event::FallbackOver { job: j, token },
                     );
                     return;
                 }

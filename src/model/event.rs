@@ -31,7 +31,7 @@ pub enum Event {
     /// A hedged query's second copy is due.
     Hedge { req: u32, token: u32 },
     /// A job's failed call has finished its fallback: the call counts as returned.
-    CallReturn { job: u32, token: u32 },
+    FallbackOver { job: u32, token: u32 },
     /// The end of a time-series window.
     WindowEnd,
     /// A trigger's pending occurrence starts (timetable).

@@ -405,7 +405,7 @@ impl<'a> Simulation<'a> {
                 }
             }
             Event::Hedge { req, token } => self.resume(req, token, Next::Hedge),
-            Event::CallReturn { job, token } => self.fallback_over(job, token),
+            Event::FallbackOver { job, token } => self.fallback_over(job, token),
             Event::WindowEnd => self.window_end(),
             Event::TriggerStart { trigger } => self.timetable_start(trigger as usize),
             Event::TriggerEnd { trigger } => self.timetable_end(trigger as usize),
