@@ -8,7 +8,7 @@
 
 use crate::report::sweep::{
     SweepReport, VariantTipping, collapse_note, headroom_rows, precision_notes, recovery_notes,
-    short, slo_notes,
+    sig3, slo_notes,
 };
 use pulldown_cmark::{Event, Options, Parser, html};
 use std::fmt::Write;
@@ -162,8 +162,8 @@ pub fn verdict(r: &SweepReport) -> String {
 /// A value with the sweep's unit: `90 per s`.
 fn with_unit(x: Option<f64>, r: &SweepReport) -> String {
     match (x, &r.unit) {
-        (Some(_), Some(u)) => format!("{} {u}", short(x)),
-        _ => short(x),
+        (Some(_), Some(u)) => format!("{} {u}", sig3(x)),
+        _ => sig3(x),
     }
 }
 

@@ -102,8 +102,12 @@ impl Eq for FitReport {}
 /// One measured quantile against the fitted law's.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FitPoint {
-    /// `p50`, `p99.9`...
+    /// `p50`, `p99.9`... for people (three significant figures; two of the tail's share
+    /// above p99: `p60.9`, `p99.92`).
     pub at: String,
+    /// The measured share below `measured_ms`, from 0 to 1, full precision.
+    #[serde(default)]
+    pub p: f64,
     /// The measured value (ms); a histogram's is a bucket edge (`at` is its share).
     pub measured_ms: f64,
     /// The fitted law's (ms).
@@ -112,10 +116,24 @@ pub struct FitPoint {
     pub error: f64,
 }
 
-/// The name of a percentile: `p50`, `p99.9`.
+/// The name of a percentile for people: `p50`, `p60.9` (three significant figures), and
+/// above p99 the tail's share to two (`p99.9`, `p99.92`, `p99.999`), so a name never
+/// rounds to `p100` nor carries a bucket edge's seven digits.
 pub fn percentile_name(p: f64) -> String {
-    let s = format!("{:.4}", p * 100.0);
-    format!("p{}", s.trim_end_matches('0').trim_end_matches('.'))
+    let pct = p * 100.0;
+    let tail = 100.0 - pct;
+    if pct >= 99.0 && tail > 0.0 {
+        let decimals = (1 - tail.log10().floor() as i32).max(0) as usize;
+        let s = format!("{pct:.decimals$}");
+        let s = if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.')
+        } else {
+            &s
+        };
+        format!("p{s}")
+    } else {
+        format!("p{}", crate::engine::number::sig3(pct))
+    }
 }
 
 impl Fitted {
@@ -342,6 +360,7 @@ impl Fitted {
                 let q = f.quantile(p);
                 FitPoint {
                     at: percentile_name(p),
+                    p,
                     measured_ms: x / 1e6,
                     fitted_ms: q / 1e6,
                     error: q / x - 1.0,
@@ -483,6 +502,17 @@ fn tail_table(fam: Family, from: f64) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn percentile_names_are_for_people() {
+        assert_eq!(percentile_name(0.5), "p50");
+        assert_eq!(percentile_name(0.609215), "p60.9");
+        assert_eq!(percentile_name(0.99), "p99");
+        assert_eq!(percentile_name(0.999), "p99.9");
+        assert_eq!(percentile_name(0.9992), "p99.92");
+        assert_eq!(percentile_name(0.99999), "p99.999");
+        assert_eq!(percentile_name(0.0012345), "p0.123");
+    }
 
     #[test]
     fn percentiles_pass_through_their_points_and_keep_a_tail() {

@@ -3,7 +3,7 @@
 //! bistable interval between them. Derived from the measures of one run's steps only;
 //! `hysteresis.json`, the console line and the picture all read this one report.
 
-use super::sweep::short;
+use super::sweep::sig3;
 use crate::scenario::Provenance;
 use crate::scenario::sweep::Health;
 use serde::Serialize;
@@ -154,8 +154,8 @@ impl HysteresisReport {
     /// The console's one line: where the ramp collapsed and recovered.
     pub fn summary_line(&self) -> String {
         let v = |x: f64| match &self.unit {
-            Some(u) => format!("{} {u}", short(Some(x))),
-            None => short(Some(x)),
+            Some(u) => format!("{} {u}", sig3(Some(x))),
+            None => sig3(Some(x)),
         };
         let last = |d: Direction| {
             self.points
@@ -178,7 +178,7 @@ impl HysteresisReport {
                 "{name}: collapses going up at {}, recovers going down at {}: bistable between {} and {}",
                 v(c),
                 v(r),
-                short(Some(r)),
+                sig3(Some(r)),
                 v(c)
             ),
             (Some(c), Some(r), None) => format!(

@@ -6,7 +6,7 @@
 
 use super::figure::{self, Figure};
 use super::hysteresis::{Direction, HysteresisReport};
-use super::sweep::{Region, short};
+use super::sweep::{Region, sig3};
 use super::sweep_plot::{err, header, region_color, threshold_words};
 use super::timeline::PALETTE;
 use plotters::coord::Shift;
@@ -39,8 +39,8 @@ impl Figure for LoopFigure<'_> {
             r.measure,
             r.axis_name(),
             r.steps,
-            short(Some(r.dwell_s)),
-            short(Some(r.settle_s)),
+            sig3(Some(r.dwell_s)),
+            sig3(Some(r.settle_s)),
         );
         let body = header(root, title, what, 15)?;
         draw_loop(&body, r)
@@ -98,6 +98,8 @@ fn draw_loop<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &HysteresisRe
         .configure_mesh()
         .light_line_style(RGBColor(235, 235, 235))
         .label_style(("sans-serif", 14))
+        .x_label_formatter(&|v| crate::engine::number::tick_label(*v))
+        .y_label_formatter(&|v| crate::engine::number::tick_label(*v))
         .x_desc(format!("{}{unit}", r.axis_name()))
         .y_desc(r.measure.clone())
         .draw()
@@ -155,7 +157,7 @@ fn draw_loop<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &HysteresisRe
             .map_err(err)?;
         chart
             .draw_series(std::iter::once(Text::new(
-                format!("{name} {}", short(Some(x))),
+                format!("{name} {}", sig3(Some(x))),
                 (x, y0 + (y1 - y0) * (0.08 + 0.07 * k as f64)),
                 ("sans-serif", 14).into_font().color(&color),
             )))

@@ -6,7 +6,7 @@
 
 use super::figure::{self, Figure, fitting_font};
 use super::phase::{PhaseMap, VariantMap, cell_extent};
-use super::sweep::{Cell, Region, VariantTipping, short};
+use super::sweep::{Cell, Region, VariantTipping, sig3};
 use super::sweep_plot::{axis_label, bands, err, grid};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -103,8 +103,8 @@ pub fn label_side(x: f64, y: f64, xr: (f64, f64), yr: (f64, f64)) -> LabelSide {
 /// A value with its axis' unit, for labels: `20 s`, `70`.
 fn with_unit(x: f64, unit: &Option<String>) -> String {
     match unit {
-        Some(u) if u == "s" => format!("{} s", short(Some(x))),
-        _ => short(Some(x)),
+        Some(u) if u == "s" => format!("{} s", sig3(Some(x))),
+        _ => sig3(Some(x)),
     }
 }
 
@@ -289,7 +289,7 @@ fn draw_phase_panel<DB: DrawingBackend>(
             "{}: {op} {}, collapse {}",
             v.variant,
             c.state.name(),
-            short(Some(c.collapse_probability))
+            sig3(Some(c.collapse_probability))
         ),
         None => format!("{}: {op} outside the map", v.variant),
     };
@@ -303,7 +303,7 @@ fn draw_phase_panel<DB: DrawingBackend>(
         .y_label_area_size(64)
         .build_cartesian_2d(xr.0..xr.1, yr.0..yr.1)
         .map_err(err)?;
-    let fmt = |x: &f64| short(Some(*x));
+    let fmt = |x: &f64| sig3(Some(*x));
     chart
         .configure_mesh()
         .disable_mesh()

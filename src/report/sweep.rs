@@ -5,7 +5,7 @@
 
 pub use super::sweep_table::{
     collapse_note, headroom_rows, headroom_table, phase_table, precision_notes, recovery_notes,
-    short, sig3, slo_notes, with_ci,
+    sig3, slo_notes, with_ci,
 };
 use crate::scenario::Provenance;
 pub use crate::stats::logistic::Logistic;
@@ -136,12 +136,8 @@ impl VariantTipping {
         }
         match (self.headroom, self.headroom_interval) {
             (Some(h), Some([lo, hi])) => {
-                format!(
-                    "{} (bracket {}-{})",
-                    sig3(Some(h)),
-                    sig3(Some(lo)),
-                    sig3(Some(hi))
-                )
+                let [h, lo, hi] = crate::engine::number::interval(h, lo, hi);
+                format!("{h} (bracket {lo}-{hi})")
             }
             _ => match (self.headroom_above, self.headroom_at_most) {
                 (Some(a), _) => format!("> {}", sig3(Some(a))),

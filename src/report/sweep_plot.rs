@@ -5,7 +5,7 @@
 //! in [`super::phase_plot`], which shares the layout helpers here.
 
 use super::figure::{self, Figure};
-use super::sweep::{Cell, Region, SweepReport, VariantTipping, short, sig3};
+use super::sweep::{Cell, Region, SweepReport, VariantTipping, sig3};
 use super::timeline::PALETTE;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -48,8 +48,8 @@ pub(super) fn err<E: std::fmt::Display>(e: E) -> String {
 /// The words for a healthy threshold (`healthy above 0.9`), or none.
 pub(super) fn threshold_words(above: Option<f64>, below: Option<f64>) -> String {
     match (above, below) {
-        (Some(t), _) => format!("healthy above {}", short(Some(t))),
-        (_, Some(t)) => format!("healthy below {}", short(Some(t))),
+        (Some(t), _) => format!("healthy above {}", sig3(Some(t))),
+        (_, Some(t)) => format!("healthy below {}", sig3(Some(t))),
         _ => String::new(),
     }
 }
@@ -231,6 +231,8 @@ fn draw_tipping_panel<DB: DrawingBackend>(
         .configure_mesh()
         .light_line_style(RGBColor(235, 235, 235))
         .label_style(("sans-serif", 14))
+        .x_label_formatter(&|v| crate::engine::number::tick_label(*v))
+        .y_label_formatter(&|v| crate::engine::number::tick_label(*v))
         .x_desc(axis_label(r.axis_name(), &r.unit))
         .y_desc(r.measure.clone())
         .draw()
@@ -281,6 +283,7 @@ fn draw_tipping_panel<DB: DrawingBackend>(
     if let Some(fit) = v.collapse_fit {
         chart
             .configure_secondary_axes()
+            .y_label_formatter(&|v| crate::engine::number::tick_label(*v))
             .y_desc("collapse probability (fitted curve, probes)")
             .label_style(("sans-serif", 14))
             .draw()
@@ -361,7 +364,7 @@ fn draw_tipping_panel<DB: DrawingBackend>(
                 color.stroke_width(2),
             )))
             .map_err(err)?;
-        let text = format!("{name} {}", short(Some(x)));
+        let text = format!("{name} {}", sig3(Some(x)));
         let font: TextStyle = ("sans-serif", 14).into_font().color(&color);
         let width = area
             .estimate_text_size(&text, &font)

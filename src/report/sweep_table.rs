@@ -6,18 +6,6 @@ use super::sweep::{Region, SweepReport};
 use crate::stats::plan::{Bound, CollapseTime, is_slo_measure};
 use std::fmt::Write;
 
-/// A number for tables: up to 4 significant decimals, `-` for none.
-pub fn short(x: Option<f64>) -> String {
-    match x {
-        None => "-".into(),
-        Some(x) => {
-            let s = format!("{x:.4}");
-            let s = s.trim_end_matches('0').trim_end_matches('.');
-            s.to_string()
-        }
-    }
-}
-
 /// A number for people: three significant figures (`0.962`, `14.3`, `1230`;
 /// [`crate::report::timeline::axis::sig3`]); `-` for none.
 pub fn sig3(x: Option<f64>) -> String {
@@ -28,12 +16,10 @@ pub fn sig3(x: Option<f64>) -> String {
 /// point alone (3 significant figures) when there is no interval.
 pub fn with_ci(x: Option<f64>, ci: Option<[f64; 2]>) -> String {
     match (x, ci) {
-        (Some(x), Some([a, b])) => format!(
-            "{} (95% CI {}-{})",
-            sig3(Some(x)),
-            sig3(Some(a)),
-            sig3(Some(b))
-        ),
+        (Some(x), Some([a, b])) => {
+            let [x, a, b] = crate::engine::number::interval(x, a, b);
+            format!("{x} (95% CI {a}-{b})")
+        }
         _ => sig3(x),
     }
 }
@@ -149,7 +135,7 @@ pub fn headroom_rows(r: &SweepReport) -> Vec<Vec<String>> {
         };
         let mut row = vec![
             name,
-            short(Some(v.operating_point)),
+            sig3(Some(v.operating_point)),
             with_ci(v.tipping_point, v.tipping_ci95),
             with_ci(v.overload_point, v.overload_ci95),
             v.headroom_cell(),
@@ -169,7 +155,7 @@ pub fn headroom_rows(r: &SweepReport) -> Vec<Vec<String>> {
 /// A mean time to collapse for the table: "3.2 days at 70", or for a bound (the estimate
 /// spent its event budget) "> 101 years at 70; budget spent at level 7 of 10".
 fn collapse_cell(t: &CollapseTime) -> String {
-    let at = short(Some(t.at));
+    let at = sig3(Some(t.at));
     match (t.bound, t.budget_spent_at_level, t.levels) {
         (Some(Bound::Lower), Some(level), Some(levels)) => {
             format!("> {} at {at}; {}", t.text, budget_spent_at(level, levels))

@@ -165,3 +165,164 @@ fn every_picture_and_link_of_the_report_resolves() {
     assert!(page.contains("Source: Example 2024"));
     assert!(page.contains("<h4>more-workers</h4>four workers"));
 }
+
+/// A swept scenario whose every figure is awkward (a load of 7.777 per s, a sweep from
+/// 1.2345 to 33.3333, a mean of 123.456 ms): nothing the report computes from it has a
+/// short form by luck.
+const AWKWARD: &str = r#"title = "Awkward numbers"
+description = "A pool, a slowdown and retries."
+duration = "40s"
+
+[class.request]
+rate = 7.777
+timeout = "1s"
+retry = { max_attempts = 3 }
+steps = [{ query = "server" }]
+
+[pool.server]
+workers = 3
+service = { law = "exp", mean = "123.456ms" }
+
+[event.slowdown]
+kind = "slowdown"
+pool = "server"
+at = "10s"
+for = "5s"
+factor = 3
+
+[variant.more-workers]
+description = "more workers"
+set = { "pool.server.workers" = 5 }
+
+[tipping]
+vary = "class.request.rate"
+from = 1.2345
+to = 33.3333
+points = 5
+trigger = ["slowdown"]
+settle = "10s"
+measure = "goodput_ratio.request"
+healthy_above = 0.9
+"#;
+
+/// The numbers of `text` (`12.5`, `-3`, `1,234`) that carry more than three significant
+/// figures, with their context. Trailing zeros of a whole number are not significant
+/// (`2500`); numbers joined to a letter (`p99`, `v2`, `IL-9999`) are names, not figures.
+fn over_three_figures(text: &str) -> Vec<String> {
+    let bytes = text.as_bytes();
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if !bytes[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && (bytes[i].is_ascii_digit() || bytes[i] == b'.' || bytes[i] == b',')
+        {
+            i += 1;
+        }
+        let token = text[start..i].trim_end_matches(['.', ',']);
+        let joined = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_');
+        let before = |k: usize| start.checked_sub(k).map(|j| &bytes[j]);
+        let hyphened = before(1) == Some(&b'-') && joined(before(2));
+        if joined(before(1)) || hyphened || joined(bytes.get(i)) {
+            continue;
+        }
+        let digits: String = token.chars().filter(char::is_ascii_digit).collect();
+        let digits = digits.trim_start_matches('0');
+        let digits = if token.contains('.') {
+            digits
+        } else {
+            digits.trim_end_matches('0')
+        };
+        if digits.len() > 3 {
+            let from = text[..start]
+                .char_indices()
+                .rev()
+                .nth(40)
+                .map_or(0, |(k, _)| k);
+            let to = (i + 20).min(text.len());
+            let to = (to..=text.len())
+                .find(|&k| text.is_char_boundary(k))
+                .unwrap_or(text.len());
+            found.push(format!("{token} in \"{}\"", &text[from..to]));
+        }
+    }
+    found
+}
+
+/// `page` with each `open ... close` span replaced by a space.
+fn without(page: &str, open: &str, close: &str) -> String {
+    let mut out = String::new();
+    let mut rest = page;
+    while let Some(a) = rest.find(open) {
+        out.push_str(&rest[..a]);
+        out.push(' ');
+        rest = rest[a..]
+            .find(close)
+            .map_or("", |b| &rest[a + b + close.len()..]);
+    }
+    out + rest
+}
+
+/// What a person reads of an HTML page: its text, without the style sheet, tags, code
+/// (keys, commands and paths are names) and the footer (the version and command).
+fn visible_text(page: &str) -> String {
+    let page = without(page, "<style>", "</style>");
+    let page = without(&page, "<footer>", "</footer>");
+    let page = without(&page, "<code>", "</code>");
+    let text = without(&page, "<", ">");
+    text.replace("&amp;", "&")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+}
+
+#[test]
+fn over_three_figures_finds_what_it_must() {
+    assert_eq!(
+        over_three_figures("at 2708.1667 clients, 0.3482 (0.3393-0.3571)").len(),
+        4
+    );
+    assert!(
+        over_three_figures("2710 clients, 0.348 (95% CI 0.339-0.357), 2500, p99.99, IL-9999, 1e-3")
+            .is_empty()
+    );
+    assert_eq!(
+        visible_text("<p>a <code>1.2345</code> 2.5</p><footer>0.1.0</footer>"),
+        " a   2.5  "
+    );
+}
+
+/// Numbers for people (issue 24): no human-facing number in `index.html` or in the console
+/// tables `brink all` prints carries more than three significant figures; JSON and CSV keep
+/// full precision (the sweep's values as given: 1.2345).
+#[test]
+fn numbers_for_people_carry_three_significant_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let scen = dir.path().join("scenarios");
+    std::fs::create_dir(&scen).unwrap();
+    std::fs::write(scen.join("awkward.toml"), AWKWARD).unwrap();
+    let out = dir.path().join("out");
+    let o = brink(["all", "--dir"])
+        .arg(&scen)
+        .arg("--out")
+        .arg(&out)
+        .run();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let console = String::from_utf8_lossy(&o.stdout);
+    assert!(console.contains("headroom"), "{console}");
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let text = visible_text(&page);
+    assert!(text.contains("headroom"), "{text}");
+    let found: Vec<String> = over_three_figures(&console)
+        .into_iter()
+        .chain(over_three_figures(&text))
+        .collect();
+    assert!(
+        found.is_empty(),
+        "more than 3 significant figures: {found:#?}"
+    );
+    let csv = std::fs::read_to_string(out.join("awkward/tipping.csv")).unwrap();
+    assert!(csv.contains("1.2345"), "{csv}");
+}
