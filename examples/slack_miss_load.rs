@@ -11,7 +11,7 @@
 //! Run: `cargo run --release --example slack_miss_load`; writes
 //! `output/slack-2022-02-22/miss-load.csv` and `miss-load.png` / `.svg`.
 
-use brink::report::timeline::{PALETTE, ensure_font};
+use brink::report::timeline::PALETTE;
 use brink::scenario::{Loader, Override};
 use plotters::prelude::*;
 use rayon::prelude::*;
@@ -87,23 +87,25 @@ fn main() -> anyhow::Result<()> {
     }
     brink::report::write_atomic(&dir.join("miss-load.csv"), csv.as_bytes())?;
     print!("{csv}");
-    ensure_font();
-    brink::report::files::with_temp(&dir.join("miss-load.png"), |tmp| {
-        let root = BitMapBackend::new(tmp, (1000, 650)).into_drawing_area();
-        draw(&root, &results).map_err(std::io::Error::other)?;
-        root.present()
-            .map_err(|e| std::io::Error::other(e.to_string()))
-    })?;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (1000, 650)).into_drawing_area();
-        draw(&root, &results).map_err(std::io::Error::other)?;
-        root.present()
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
-    }
-    brink::report::write_atomic(&dir.join("miss-load.svg"), svg.as_bytes())?;
+    brink::report::figure::write(dir, "miss-load", &MissLoad(&results))?;
     eprintln!("wrote {}", dir.join("miss-load.png").display());
     Ok(())
+}
+
+/// The picture, for the figure writer (PNG and SVG, each rendered in memory).
+struct MissLoad<'a>(&'a [(usize, f64, f64, f64)]);
+
+impl brink::report::figure::Figure for MissLoad<'_> {
+    fn size(&self) -> (u32, u32) {
+        (1000, 650)
+    }
+
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, plotters::coord::Shift>,
+    ) -> Result<(), String> {
+        draw(root, self.0)
+    }
 }
 
 fn draw<DB: DrawingBackend>(

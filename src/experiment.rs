@@ -102,6 +102,14 @@ pub enum Error {
     /// The collapse-time estimate could not be completed within its settings.
     #[error("mean time to collapse: {0}")]
     Collapse(String),
+    /// An output folder is a symbolic link (brink does not write through one).
+    #[error(
+        "{path}: the output folder is a symbolic link; brink writes only into a real folder (give the folder it points to, or remove the link)"
+    )]
+    LinkedFolder {
+        /// The folder as named.
+        path: String,
+    },
     /// An output file could not be written.
     #[error("cannot write {path}")]
     Io {
@@ -127,6 +135,7 @@ impl Error {
                 | Error::Warnings { .. }
                 | Error::Traces(_)
                 | Error::ImportExists { .. }
+                | Error::LinkedFolder { .. }
         )
     }
 
@@ -138,9 +147,21 @@ impl Error {
     }
 }
 
-/// Creates an output folder and its parents.
+/// Creates an output folder and its parents; a symbolic link at the folder's own name is
+/// refused ([`crate::report::files::create_folder`]).
 pub(crate) fn create_dir(dir: &Path) -> Result<(), Error> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))
+    crate::report::files::create_folder(dir).map_err(|e| folder_error(dir, e))
+}
+
+/// The error for an output folder that could not be created or used.
+fn folder_error(dir: &Path, e: std::io::Error) -> Error {
+    if crate::report::files::is_linked_folder(&e) {
+        Error::LinkedFolder {
+            path: dir.display().to_string(),
+        }
+    } else {
+        Error::io(dir, e)
+    }
 }
 
 /// Writes an exporter's bytes to `path` atomically.
@@ -158,7 +179,7 @@ pub(crate) struct Outputs {
 impl Outputs {
     /// Starts the set `name` (`run`, `tipping`, ...) of folder `dir`, creating it.
     pub(crate) fn begin(dir: &Path, name: &str) -> Result<Self, Error> {
-        let set = FileSet::begin(dir, name).map_err(|e| Error::io(dir, e))?;
+        let set = FileSet::begin(dir, name).map_err(|e| folder_error(dir, e))?;
         Ok(Self { set })
     }
 

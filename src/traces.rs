@@ -55,6 +55,9 @@ pub enum TraceError {
     /// The file is larger than [`MAX_BYTES`].
     #[error("{file}: {bytes} bytes; a trace file may hold at most {MAX_BYTES} bytes (256 MiB)")]
     TooLarge { file: String, bytes: u64 },
+    /// A FIFO, a device, a socket or a folder rather than a file.
+    #[error("{file}: not a regular file (a FIFO, a device or a folder); give a trace file")]
+    NotAFile { file: String },
     /// Not JSON of either format, or a value of the wrong type.
     #[error("{file}: {path}: {msg}")]
     Invalid {
@@ -94,20 +97,19 @@ struct Sniff {
 
 /// Reads the spans of `path` (either format, told apart by its top-level key), checked.
 pub fn read_file(path: &Path) -> Result<(Format, Vec<Span>), TraceError> {
+    use crate::scenario::bounded::{Unreadable, read_bounded};
     let file = path.display().to_string();
-    let meta = std::fs::metadata(path).map_err(|source| TraceError::Read {
-        file: file.clone(),
-        source,
-    })?;
-    if meta.len() > MAX_BYTES {
-        return Err(TraceError::TooLarge {
-            file,
-            bytes: meta.len(),
-        });
-    }
-    let bytes = std::fs::read(path).map_err(|source| TraceError::Read {
-        file: file.clone(),
-        source,
+    // Bounded and regular files only: a FIFO would block and `/dev/zero` never ends.
+    let bytes = read_bounded(path, MAX_BYTES).map_err(|e| match e {
+        Unreadable::Io(source) => TraceError::Read {
+            file: file.clone(),
+            source,
+        },
+        Unreadable::TooLarge { .. } => TraceError::TooLarge {
+            file: file.clone(),
+            bytes: std::fs::metadata(path).map_or(MAX_BYTES + 1, |m| m.len().max(MAX_BYTES + 1)),
+        },
+        Unreadable::NotAFile => TraceError::NotAFile { file: file.clone() },
     })?;
     let text = std::str::from_utf8(&bytes).map_err(|e| {
         TraceError::invalid(

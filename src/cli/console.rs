@@ -26,6 +26,15 @@ pub fn print_report(kind: Kind, r: &SweepReport, dir: &Path) {
 /// How often a progress line is printed when stderr is not a terminal.
 pub const TICK: Duration = Duration::from_secs(10);
 
+/// The period of the progress lines: [`TICK`], or for tests the milliseconds in the hidden
+/// variable `BRINK_PROGRESS_EVERY_MS` (at least 10).
+pub fn tick() -> Duration {
+    std::env::var("BRINK_PROGRESS_EVERY_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map_or(TICK, |ms| Duration::from_millis(ms.max(10)))
+}
+
 /// `brink all`'s tasks (runs and sweeps) done and in all, for the message of an interrupted
 /// batch (main's signal handler); 0 in all outside a batch.
 pub static BATCH_DONE: AtomicU64 = AtomicU64::new(0);
@@ -54,15 +63,16 @@ fn stop(slot: &Mutex<Option<Stoppable>>) {
     }
 }
 
-/// Prints `line()` to stderr every [`TICK`] until `done`.
+/// Prints `line()` to stderr every [`tick()`] until `done`.
 fn ticker(done: Arc<AtomicBool>, line: impl Fn() -> String + Send + 'static) -> JoinHandle<()> {
+    let every = tick();
     std::thread::spawn(move || {
-        let mut next = Instant::now() + TICK;
+        let mut next = Instant::now() + every;
         while !done.load(Ordering::Relaxed) {
-            std::thread::sleep(Duration::from_millis(100));
+            std::thread::sleep(every.min(Duration::from_millis(100)));
             if Instant::now() >= next {
                 eprintln!("{}", line());
-                next += TICK;
+                next += every;
             }
         }
     })
@@ -185,6 +195,14 @@ impl Observer for Console {
             && let Some(bar) = slot.as_ref()
         {
             bar.inc(1);
+        }
+    }
+
+    fn sweep_grew(&self, runs: usize) {
+        if let Ok(slot) = self.sweep_bar.lock()
+            && let Some(bar) = slot.as_ref()
+        {
+            bar.inc_length(runs as u64);
         }
     }
 

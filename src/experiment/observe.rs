@@ -77,6 +77,9 @@ pub trait Observer: Sync {
     fn sweep_started(&self, _plan: &Plan, _runs: usize) {}
     /// One run of the sweep is done; called from the worker threads.
     fn sweep_progressed(&self) {}
+    /// The sweep will do `runs` more runs than announced so far (an adaptive search,
+    /// which starts at 0 and decides its runs as it goes); called from the worker threads.
+    fn sweep_grew(&self, _runs: usize) {}
     /// The sweep's runs stopped, well or not, before anything is written or reported.
     fn sweep_stopped(&self) {}
     /// A sweep's files (or a shard's file) are written.

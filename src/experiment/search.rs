@@ -55,6 +55,9 @@ pub struct Search<'a> {
     /// True when a run is healthy (by its measure, or with `recover_within` a triggered
     /// run by its recovery: `Plan::failed`).
     pub healthy: &'a (dyn Fn(&Run) -> bool + Sync),
+    /// Hears how many more runs the search has decided to do, before it does them (the
+    /// progress bar's length): their sum is the number of runs returned.
+    pub planned: &'a (dyn Fn(u64) + Sync),
 }
 
 /// One probed value and its runs, baseline and triggered, seed by seed.
@@ -182,6 +185,7 @@ impl Search<'_> {
                 [b] => Some(b),
                 _ => None,
             };
+            (self.planned)(batch as u64 * running.len() as u64);
             let runs: Vec<Vec<Run>> = (next..next + batch)
                 .into_par_iter()
                 .with_max_len(1)
@@ -319,6 +323,7 @@ mod tests {
             seeds: 6,
             tolerance: 0.5,
             healthy: &healthy,
+            planned: &|_| {},
         };
         // Seeds disagree near 45: a broad curve, so the search focuses.
         let runs = s
@@ -362,6 +367,7 @@ mod tests {
     /// seeds at probes whose seeds agree.
     #[test]
     fn bisects_both_brackets_to_the_tolerance() {
+        let planned = Mutex::new(0usize);
         let grid: Vec<f64> = (0..=10).map(|i| 10.0 * i as f64).collect();
         let healthy = |r: &Run| r.measure == Some(1.0);
         let s = Search {
@@ -370,6 +376,7 @@ mod tests {
             seeds: 5,
             tolerance: 0.5,
             healthy: &healthy,
+            planned: &|n| *planned.lock().unwrap() += n as usize,
         };
         let count = Mutex::new(0usize);
         let runs = s
@@ -407,6 +414,8 @@ mod tests {
         assert!(runs.windows(2).all(|w| w[0].value[0] <= w[1].value[0]));
         assert_eq!(runs.len(), *count.lock().unwrap());
         assert_eq!(runs.len() % 6, 0);
+        // The runs announced before they ran (the progress bar's length) are the runs done.
+        assert_eq!(*planned.lock().unwrap(), runs.len());
     }
 
     #[test]
@@ -419,6 +428,7 @@ mod tests {
             seeds: 1,
             tolerance: 0.01,
             healthy: &healthy,
+            planned: &|_| {},
         };
         let runs = s
             .run(&|x, seed, only| {

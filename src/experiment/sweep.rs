@@ -295,10 +295,12 @@ impl Sweep {
         let plan = &with_times;
         let dir = output_dir(out, plan);
         let (runs, outcome) = if plan.method == Method::Adaptive && shard.is_none() {
-            // The grid's size is the progress bar's guess: probes stop early and bisection
-            // adds some.
-            obs.sweep_started(plan, plan.len() as usize);
-            let runs = self.search(jobs, &|| obs.sweep_progressed());
+            // The bar counts the runs the search has decided to do, growing as it decides
+            // more (probes stop early, bisection and focus add some): not the grid's size.
+            obs.sweep_started(plan, 0);
+            let runs = self.search_planned(jobs, &|| obs.sweep_progressed(), &|n| {
+                obs.sweep_grew(n as usize)
+            });
             obs.sweep_stopped();
             let runs = runs?;
             let n = runs.len();

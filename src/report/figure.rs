@@ -2,7 +2,7 @@
 //! each through the atomic writer; text uses the bundled DejaVu font, so no system fonts
 //! are needed.
 
-use super::files::{with_temp, write_atomic};
+use super::files::write_atomic;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
@@ -42,17 +42,31 @@ pub fn svg(fig: &impl Figure) -> std::io::Result<String> {
     Ok(svg)
 }
 
-/// Writes `DIR/STEM.png` and `DIR/STEM.svg`, each through a temporary file.
-pub fn write(dir: &Path, stem: &str, fig: &impl Figure) -> std::io::Result<()> {
+/// The figure as PNG bytes: drawn into an RGB buffer in memory and encoded with the
+/// encoder (and settings) plotters uses when it saves to a path, so the bytes are the same.
+pub fn png(fig: &impl Figure) -> std::io::Result<Vec<u8>> {
+    use image::ImageEncoder;
     ensure_font();
-    // The PNG encoder writes to a path (it picks the format by extension), so the
-    // temporary file keeps the extension.
-    with_temp(&dir.join(format!("{stem}.png")), |tmp| {
-        let root = BitMapBackend::new(tmp, fig.size()).into_drawing_area();
+    let (w, h) = fig.size();
+    let mut rgb = vec![0u8; w as usize * h as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
         fig.draw(&root).map_err(std::io::Error::other)?;
         root.present()
-            .map_err(|e| std::io::Error::other(e.to_string()))
-    })?;
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+    }
+    let mut bytes = Vec::new();
+    image::codecs::png::PngEncoder::new(&mut bytes)
+        .write_image(&rgb, w, h, image::ColorType::Rgb8)
+        .map_err(std::io::Error::other)?;
+    Ok(bytes)
+}
+
+/// Writes `DIR/STEM.png` and `DIR/STEM.svg`, each rendered in memory and then written
+/// through the atomic writer (a temporary file created exclusively, written through the
+/// handle that created it: no file is reopened by name).
+pub fn write(dir: &Path, stem: &str, fig: &impl Figure) -> std::io::Result<()> {
+    write_atomic(&dir.join(format!("{stem}.png")), &png(fig)?)?;
     write_atomic(&dir.join(format!("{stem}.svg")), svg(fig)?.as_bytes())
 }
 

@@ -137,14 +137,15 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// `path` gives an `AlreadyExists` error and is left as it was.
 pub fn write_new_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let exists = || std::io::Error::new(std::io::ErrorKind::AlreadyExists, "file exists");
-    if path.exists() {
+    // `symlink_metadata`, not `exists`: a dangling link is something there too.
+    if path.symlink_metadata().is_ok() {
         return Err(exists());
     }
     let tmp = temp_path(path);
     let result = write_temp(&tmp, bytes).and_then(|()| match std::fs::hard_link(&tmp, path) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(e),
-        Err(_) if path.exists() => Err(exists()),
+        Err(_) if path.symlink_metadata().is_ok() => Err(exists()),
         // No hard links on this file system: checked above, now renamed.
         Err(_) => std::fs::rename(&tmp, path),
     });
@@ -153,18 +154,55 @@ pub fn write_new_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     result
 }
 
-/// Runs `write` against a temporary path, then renames it to `path`.
-pub fn with_temp<F>(path: &Path, write: F) -> std::io::Result<()>
-where
-    F: FnOnce(&Path) -> std::io::Result<()>,
-{
-    let tmp = temp_path(path);
-    // Created exclusively first, so that nothing planted at the name is written through.
-    let result = register(&tmp, || create_new(&tmp).map(drop))
-        .and_then(|()| write(&tmp))
-        .and_then(|()| std::fs::rename(&tmp, path));
-    discard(&tmp);
-    result
+/// Why an output folder was refused: its last component is a symbolic link. Carried as the
+/// source of an [`std::io::Error`] so that callers can tell it from the operating system's
+/// reasons (see [`is_linked_folder`]).
+#[derive(Debug)]
+pub struct LinkedFolder;
+
+impl std::fmt::Display for LinkedFolder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a symbolic link, not a folder")
+    }
+}
+
+impl std::error::Error for LinkedFolder {}
+
+/// True when `e` is [`create_folder`]'s refusal of a folder that is a symbolic link.
+pub fn is_linked_folder(e: &std::io::Error) -> bool {
+    e.get_ref().is_some_and(|r| r.is::<LinkedFolder>())
+}
+
+/// Creates the output folder `dir`: its parents with `create_dir_all` (links among them
+/// are followed: the user chose them), the folder itself with `create_dir`, which never
+/// follows a link. A folder already there is used; a symbolic link there (dangling or
+/// not) is refused ([`LinkedFolder`]) rather than written through, so that a link planted
+/// in a shared output folder cannot send brink's files elsewhere.
+pub fn create_folder(dir: &Path) -> std::io::Result<()> {
+    // `a/b/` names the same folder as `a/b`, but a trailing slash would follow a link.
+    let dir = match (dir.parent(), dir.file_name()) {
+        (Some(parent), Some(name)) => {
+            if !parent.as_os_str().is_empty() {
+                std::fs::create_dir_all(parent)?;
+            }
+            parent.join(name)
+        }
+        _ => dir.to_path_buf(),
+    };
+    match std::fs::create_dir(&dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let meta = dir.symlink_metadata()?;
+            if meta.file_type().is_symlink() {
+                Err(std::io::Error::other(LinkedFolder))
+            } else if meta.is_dir() {
+                Ok(())
+            } else {
+                Err(e)
+            }
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// A set of files written together into a staging folder and swapped into their folder
@@ -178,11 +216,11 @@ pub struct FileSet {
 }
 
 impl FileSet {
-    /// Creates `dir` (and its parents) if needed and an empty stage inside it, named
-    /// `.tmp-<random>-<name>`, created exclusively (`mkdir` refuses a link planted at the
-    /// name, dangling or not).
+    /// Creates `dir` if needed ([`create_folder`]: a link there is refused) and an empty
+    /// stage inside it, named `.tmp-<random>-<name>`, created exclusively (`mkdir` refuses
+    /// a link planted at the name, dangling or not).
     pub fn begin(dir: &Path, name: &str) -> std::io::Result<Self> {
-        std::fs::create_dir_all(dir)?;
+        create_folder(dir)?;
         let stage = dir.join(format!(".tmp-{:016x}-{name}", unforeseeable()));
         register(&stage, || std::fs::create_dir(&stage))?;
         Ok(Self {
@@ -363,6 +401,31 @@ mod tests {
         assert!(write_new_atomic(&dangling_new, b"text").is_err());
         assert!(!tmp.path().join("gone").exists());
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious");
+    }
+
+    #[test]
+    fn an_output_folder_that_is_a_link_is_refused_and_its_parents_may_be() {
+        let tmp = tempfile::tempdir().unwrap();
+        let elsewhere = tmp.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        let link = tmp.path().join("out");
+        std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
+        for dir in [link.clone(), tmp.path().join("out/")] {
+            let e = FileSet::begin(&dir, "run").unwrap_err();
+            assert!(is_linked_folder(&e), "{e}");
+        }
+        let dangling = tmp.path().join("dangling");
+        std::os::unix::fs::symlink(tmp.path().join("gone"), &dangling).unwrap();
+        assert!(is_linked_folder(&create_folder(&dangling).unwrap_err()));
+        assert!(!tmp.path().join("gone").exists());
+        assert_eq!(names(&elsewhere), Vec::<String>::new());
+        // A link among the parents is followed; a real folder is used as it is.
+        create_folder(&link.join("sc")).unwrap();
+        create_folder(&link.join("sc")).unwrap();
+        assert_eq!(names(&elsewhere), ["sc"]);
+        std::fs::write(tmp.path().join("file"), "").unwrap();
+        let e = create_folder(&tmp.path().join("file")).unwrap_err();
+        assert!(!is_linked_folder(&e));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 /// A small grid: one variant, 3 values, 1 seed, 2 branches = 6 runs, 12-minute runs.
-const SMALL: [&str; 12] = [
+pub(crate) const SMALL: [&str; 12] = [
     "--seeds",
     "1",
     "--set",

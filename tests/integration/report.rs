@@ -59,7 +59,7 @@ points = 3
 "#;
 
 /// A scenario with neither sweep nor variant.
-const PLAIN: &str = r#"title = "Plain"
+pub(crate) const PLAIN: &str = r#"title = "Plain"
 duration = "20s"
 
 [class.request]

@@ -57,6 +57,17 @@ impl Sweep {
     /// The adaptive search of every variant, variants side by side on `jobs` threads (0:
     /// all cores); the runs in (variant, value, seed, branch) order.
     pub fn search(&self, jobs: usize, tick: &(dyn Fn() + Sync)) -> Result<Vec<Run>, Error> {
+        self.search_planned(jobs, tick, &|_| {})
+    }
+
+    /// [`search`](Self::search), telling `planned` how many more runs the search has
+    /// decided to do before it does them (their sum is the number of runs returned).
+    pub fn search_planned(
+        &self,
+        jobs: usize,
+        tick: &(dyn Fn() + Sync),
+        planned: &(dyn Fn(u64) + Sync),
+    ) -> Result<Vec<Run>, Error> {
         let axis = &self.axes[0];
         let healthy = |r: &Run| !self.plan.failed(r.branch, r.measure, r.trace);
         in_pool(jobs, || {
@@ -70,6 +81,7 @@ impl Sweep {
                         seeds: self.plan.seeds,
                         tolerance: self.plan.variants[v].tolerance,
                         healthy: &healthy,
+                        planned,
                     };
                     search.run(&|x, seed, only| {
                         let value = [x, 0.0];

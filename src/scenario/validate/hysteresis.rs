@@ -6,7 +6,7 @@ use super::check::{V, bad, nonzero_dur, window};
 use crate::engine::time::ns_to_secs;
 use crate::scenario::raw::RawScenario;
 use crate::scenario::spec::hysteresis::{DEFAULT_STEPS, Hysteresis, MAX_RUN_NS, MAX_STEPS};
-use crate::scenario::spec::sweep::Tipping;
+use crate::scenario::spec::sweep::{AxisUnit, Tipping, spaced};
 
 /// Validates `[hysteresis]` (if the file has it) against the `[tipping]` section it ramps.
 /// Defaults: 24 steps, `dwell` = `tipping.settle` (the time the scenario's author gives the
@@ -33,6 +33,23 @@ pub fn hysteresis(raw: &RawScenario, tipping: Option<&Tipping>) -> V<Option<Hyst
             );
         }
     };
+    // A range that holds one settable value (`workers` from 4.1 to 4.4 is 4 throughout)
+    // gives no ramp at all: said so here, not taken for a parameter that cannot change.
+    let (from, to) = t.axis.range;
+    if let [only] = spaced(from, to, steps as usize, t.axis.unit)[..] {
+        let why = match t.axis.unit {
+            AxisUnit::Integer => "takes whole numbers",
+            AxisUnit::Seconds => "is a duration in whole nanoseconds",
+            AxisUnit::Number => "takes numbers",
+        };
+        return bad(
+            "tipping.to",
+            format!(
+                "a hysteresis ramp needs two values or more, and `{}` {why}: from {from} to {to} it holds one ({only}); widen the range (`tipping.from`, `tipping.to`)",
+                t.axis.path
+            ),
+        );
+    }
     let dwell_ns = match h.dwell {
         Some(d) => nonzero_dur("hysteresis.dwell", d)?,
         None if t.settle_ns > 0 => t.settle_ns,
