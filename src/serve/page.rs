@@ -15,6 +15,15 @@ pub fn index(token: &str) -> String {
     )
 }
 
+/// The page's script: polling, charts, controls.
+pub const APP_JS: &str = include_str!("assets/app.js");
+/// The page's styles.
+pub const APP_CSS: &str = include_str!("assets/app.css");
+/// uPlot's minified build (an IIFE defining `uPlot`).
+pub const UPLOT_JS: &str = include_str!("assets/vendor/uplot/uPlot.iife.min.js");
+/// uPlot's styles.
+pub const UPLOT_CSS: &str = include_str!("assets/vendor/uplot/uPlot.min.css");
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -24,11 +33,3 @@ mod tests {
         assert!(!page.contains("BRINK_TOKEN"));
     }
 }
-/// The page's script: polling, charts, controls.
-pub const APP_JS: &str = include_str!("assets/app.js");
-/// The page's styles.
-pub const APP_CSS: &str = include_str!("assets/app.css");
-/// uPlot's minified build (an IIFE defining `uPlot`).
-pub const UPLOT_JS: &str = include_str!("assets/vendor/uplot/uPlot.iife.min.js");
-/// uPlot's styles.
-pub const UPLOT_CSS: &str = include_str!("assets/vendor/uplot/uPlot.min.css");
