@@ -125,12 +125,12 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                 ServeError::Scenario(s) => anyhow::Error::new(s),
                 e => anyhow::Error::new(e),
             })?;
-            match server.addr() {
-                Some(a) => println!("brink serve: http://{a}/"),
-                None => println!("brink serve: listening"),
+            println!("brink serve: http://{}/", server.addr());
+            if let Some(w) = server.exposure_warning() {
+                eprintln!("warning: {w}");
             }
             eprintln!("(Ctrl-C stops the server)");
-            server.serve(4);
+            server.serve()?;
         }
         Command::ImportTraces(a) => {
             let m = import_traces::import_traces(&a.traces, &a.out, a.trace_sample, a.force)?;

@@ -1,5 +1,5 @@
-//! `brink serve`: a scenario run live in the browser. A local HTTP server (tiny_http, on
-//! loopback unless told otherwise) serves one page, embedded in the binary with its chart
+//! `brink serve`: a scenario run live in the browser. A local HTTP server (hyper, on
+//! loopback unless told otherwise, every request guarded and bounded) serves one page, embedded in the binary with its chart
 //! library ([uPlot](page)), that polls the run's rows ten times a second and drives it
 //! with controls; every action that changes the system is an `[[at]]` entry, so a session
 //! saves as a scenario file that `brink run` replays.
@@ -9,12 +9,16 @@
 //! | [`session`] | the run thread: the clock, the actions, resets and extensions |
 //! | [`text`] | the session's text: the file set up (seed, variant, duration) and its actions |
 //! | [`controls`] | which controls a scenario gets (load, knobs, events, variants) |
-//! | [`api`] | the HTTP routes, the checks on every request, the JSON errors |
+//! | [`api`] | the HTTP routes, the checks of their bodies, the JSON errors |
+//! | [`guard`] | who may drive the session: the token, `Host`, `Origin`, `Content-Type` |
+//! | [`http`] | the HTTP plumbing: the accept loop, the limits and timeouts |
 //! | [`tipping`] | the tipping picture: `tipping.json` from the output folder, or a quick sweep |
 //! | [`page`] | the embedded page, script, styles and chart library |
 
 pub mod api;
 pub mod controls;
+pub mod guard;
+pub mod http;
 pub mod page;
 pub mod session;
 pub mod text;
@@ -59,11 +63,17 @@ pub enum ServeError {
     Budget(#[from] crate::model::SimError),
     #[error("{0}")]
     Text(String),
+    #[error("{0}")]
+    Token(String),
+    #[error("the server stopped: {0}")]
+    Stopped(String),
 }
 
 /// A server that has bound its address and started its run thread.
 pub struct Server {
-    http: Arc<tiny_http::Server>,
+    listener: std::net::TcpListener,
+    addr: SocketAddr,
+    guard: Arc<guard::Guard>,
     app: Arc<App>,
 }
 
@@ -98,10 +108,15 @@ impl Server {
         let first =
             text::session_text(loader.text(), file.seed, &design, &[]).map_err(ServeError::Text)?;
         let addr = SocketAddr::new(opts.bind, opts.port);
-        let http = tiny_http::Server::http(addr).map_err(|e| ServeError::Bind {
+        let listener = http::listen(addr).map_err(|e| ServeError::Bind {
             addr,
             cause: e.to_string(),
         })?;
+        let addr = listener.local_addr().map_err(|e| ServeError::Bind {
+            addr,
+            cause: e.to_string(),
+        })?;
+        let guard = guard::Guard::new(addr).map_err(ServeError::Token)?;
         let controls = controls::Controls::of(&loader, &sc);
         let schema = crate::scenario::columns::columns(&sc.config);
         let columns: Vec<&str> = schema.iter().map(|c| c.name.as_str()).collect();
@@ -170,32 +185,35 @@ impl Server {
             live,
             tipping: picture,
             commands: Mutex::new(tx),
+            index: page::index(guard.token()),
         });
         Ok(Self {
-            http: Arc::new(http),
+            listener,
+            addr,
+            guard: Arc::new(guard),
             app,
         })
     }
 
     /// The address listened on (with the port chosen when 0 was asked for).
-    pub fn addr(&self) -> Option<SocketAddr> {
-        self.http.server_addr().to_ip()
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
     }
 
-    /// Answers requests on `threads` threads until the process ends.
-    pub fn serve(self, threads: usize) {
-        let workers: Vec<_> = (0..threads.max(1))
-            .map(|_| {
-                let (http, app) = (self.http.clone(), self.app.clone());
-                std::thread::spawn(move || {
-                    while let Ok(req) = http.recv() {
-                        api::handle(&app, req);
-                    }
-                })
-            })
-            .collect();
-        for w in workers {
-            let _ = w.join();
-        }
+    /// A warning for people when the address is not loopback: anyone who can reach it can
+    /// load the page, and with the page's token, drive the simulation.
+    pub fn exposure_warning(&self) -> Option<String> {
+        (!self.addr.ip().is_loopback()).then(|| {
+            format!(
+                "brink serve listens on {}, not on loopback: anyone who can reach this address can open the page and drive the simulation",
+                self.addr
+            )
+        })
+    }
+
+    /// Answers requests until the process ends (`http`: one thread, bounded).
+    pub fn serve(self) -> Result<(), ServeError> {
+        http::serve(self.listener, self.app, self.guard, http::Limits::DEFAULT)
+            .map_err(|e| ServeError::Stopped(e.to_string()))
     }
 }

@@ -4,14 +4,13 @@
 
 use super::controls::{self, Controls};
 use super::page;
-use super::session::{Action, Command, Live, Reply, SPEED_RANGE};
+use super::session::{Action, Command, Live, Reply as RunReply, SPEED_RANGE};
 use super::text::Variant;
+use hyper::Method;
 use serde_json::{Value as Json, json};
-use std::io::Read;
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tiny_http::{Header, Method, Request, Response};
 
 /// The largest request body read, in bytes: a control is a few dozen.
 pub const MAX_BODY: usize = 16 * 1024;
@@ -41,44 +40,95 @@ pub struct App {
     pub columns: Vec<crate::scenario::Column>,
     pub live: Arc<Mutex<Live>>,
     pub tipping: Arc<Mutex<Tipping>>,
-    pub commands: Mutex<Sender<(Command, Sender<Reply>)>>,
+    pub commands: Mutex<Sender<(Command, Sender<RunReply>)>>,
+    /// The page, with the session's token in its `<meta name="brink-token">`.
+    pub index: String,
 }
 
 /// A refusal: status and message.
-type Refusal = (u16, String);
+pub type Refusal = (u16, String);
 
-fn json_response(status: u16, body: &Json) -> Response<std::io::Cursor<Vec<u8>>> {
-    Response::from_data(serde_json::to_vec(body).unwrap_or_default())
-        .with_status_code(status)
-        .with_header(header("Content-Type", "application/json"))
-        .with_header(header("Cache-Control", "no-store"))
+/// A request as the routes see it: read in full (the body bounded) and checked by the
+/// guard (`super::guard`) before it comes here.
+pub struct Request<'a> {
+    /// The method.
+    pub method: &'a Method,
+    /// The path, without the query.
+    pub path: &'a str,
+    /// The query, without `?` (empty when none).
+    pub query: &'a str,
+    /// The body (at most [`MAX_BODY`] bytes).
+    pub body: &'a [u8],
 }
 
-fn header(k: &str, v: &str) -> Header {
-    // Both are ASCII constants or names checked by the loader.
-    Header::from_bytes(k.as_bytes(), v.as_bytes()).unwrap_or_else(|_| {
-        Header::from_bytes(&b"X-Invalid"[..], &b"1"[..]).expect("constant header")
-    })
+/// An answer: status, content type, other headers, body.
+pub struct Reply {
+    /// The HTTP status.
+    pub status: u16,
+    /// The `Content-Type`.
+    pub kind: &'static str,
+    /// Other headers.
+    pub headers: Vec<(&'static str, String)>,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+impl Reply {
+    /// A JSON answer, never cached.
+    pub fn json(status: u16, body: &Json) -> Self {
+        Self {
+            status,
+            kind: "application/json",
+            headers: vec![("Cache-Control", "no-store".into())],
+            body: serde_json::to_vec(body).unwrap_or_default(),
+        }
+    }
+
+    /// A refusal as JSON: `{"error": "..."}`.
+    pub fn error(status: u16, msg: &str) -> Self {
+        Self::json(status, &json!({ "error": msg }))
+    }
+
+    fn bytes(kind: &'static str, body: Vec<u8>) -> Self {
+        Self {
+            status: 200,
+            kind,
+            headers: vec![],
+            body,
+        }
+    }
+}
+
+/// Whether a request to `path` with `method` is a control: the one route that changes
+/// the session, which the guard checks further.
+pub fn is_control(method: &Method, path: &str) -> bool {
+    method == Method::POST && path == "/api/control"
+}
+
+/// Whether the route is the page's or an asset's (answered at once, nothing shared read).
+pub fn is_asset(path: &str) -> bool {
+    !path.starts_with("/api/")
 }
 
 /// Answers one request.
-pub fn handle(app: &App, mut req: Request) {
-    let url = req.url().to_string();
-    let (path, query) = url.split_once('?').unwrap_or((&url, ""));
-    let method = req.method().clone();
-    let response = match (&method, path) {
-        (Method::Get, "/") => Ok(asset(page::INDEX, "text/html; charset=utf-8")),
-        (Method::Get, "/app.js") => Ok(asset(page::APP_JS, "text/javascript")),
-        (Method::Get, "/app.css") => Ok(asset(page::APP_CSS, "text/css")),
-        (Method::Get, "/uplot.js") => Ok(asset(page::UPLOT_JS, "text/javascript")),
-        (Method::Get, "/uplot.css") => Ok(asset(page::UPLOT_CSS, "text/css")),
-        (Method::Get, "/api/info") => Ok(json_response(200, &app.info)),
-        (Method::Get, "/api/state") => state(app, query).map(|j| json_response(200, &j)),
-        (Method::Get, "/api/tipping") => Ok(json_response(200, &tipping(app))),
-        (Method::Get, "/api/markers") => Ok(json_response(200, &markers(app))),
-        (Method::Get, "/api/session") => Ok(session(app)),
-        (Method::Get, "/api/timeseries.csv") => Ok(timeseries(app)),
-        (Method::Post, "/api/control") => control(app, &mut req).map(|j| json_response(200, &j)),
+pub fn handle(app: &App, req: &Request) -> Reply {
+    let (method, path, query) = (req.method, req.path, req.query);
+    let response = match (method, path) {
+        (&Method::GET, "/") => Ok(no_store(Reply::bytes(
+            "text/html; charset=utf-8",
+            app.index.clone().into_bytes(),
+        ))),
+        (&Method::GET, "/app.js") => Ok(asset(page::APP_JS, "text/javascript")),
+        (&Method::GET, "/app.css") => Ok(asset(page::APP_CSS, "text/css")),
+        (&Method::GET, "/uplot.js") => Ok(asset(page::UPLOT_JS, "text/javascript")),
+        (&Method::GET, "/uplot.css") => Ok(asset(page::UPLOT_CSS, "text/css")),
+        (&Method::GET, "/api/info") => Ok(Reply::json(200, &app.info)),
+        (&Method::GET, "/api/state") => state(app, query).map(|j| Reply::json(200, &j)),
+        (&Method::GET, "/api/tipping") => Ok(Reply::json(200, &tipping(app))),
+        (&Method::GET, "/api/markers") => Ok(Reply::json(200, &markers(app))),
+        (&Method::GET, "/api/session") => Ok(session(app)),
+        (&Method::GET, "/api/timeseries.csv") => Ok(timeseries(app)),
+        (&Method::POST, "/api/control") => control(app, req.body).map(|j| Reply::json(200, &j)),
         (_, "/" | "/app.js" | "/app.css" | "/uplot.js" | "/uplot.css")
         | (_, "/api/info" | "/api/state" | "/api/tipping" | "/api/session" | "/api/markers")
         | (_, "/api/timeseries.csv") => {
@@ -90,13 +140,16 @@ pub fn handle(app: &App, mut req: Request) {
         )),
         _ => Err((404, format!("no such page `{path}`"))),
     };
-    let response =
-        response.unwrap_or_else(|(status, msg)| json_response(status, &json!({ "error": msg })));
-    let _ = req.respond(response);
+    response.unwrap_or_else(|(status, msg)| Reply::error(status, &msg))
 }
 
-fn asset(body: &'static str, kind: &str) -> Response<std::io::Cursor<Vec<u8>>> {
-    Response::from_data(body.as_bytes().to_vec()).with_header(header("Content-Type", kind))
+fn no_store(mut r: Reply) -> Reply {
+    r.headers.push(("Cache-Control", "no-store".into()));
+    r
+}
+
+fn asset(body: &'static str, kind: &'static str) -> Reply {
+    Reply::bytes(kind, body.as_bytes().to_vec())
 }
 
 /// `since=N&run=R`: the rows from N of run R (all rows if the run has changed).
@@ -150,29 +203,31 @@ fn tipping(app: &App) -> Json {
 
 /// The session as a scenario file: the file as the session was set up (seed, variant,
 /// duration), and an `[[at]]` entry per action.
-fn session(app: &App) -> Response<std::io::Cursor<Vec<u8>>> {
+fn session(app: &App) -> Reply {
     let text = match app.live.lock() {
         Ok(l) => l.text.to_string(),
         Err(_) => app.text.clone(),
     };
-    Response::from_data(text.into_bytes())
-        .with_header(header("Content-Type", "application/toml; charset=utf-8"))
-        .with_header(header(
-            "Content-Disposition",
-            &format!("attachment; filename=\"{}-session.toml\"", app.name),
-        ))
+    let mut r = Reply::bytes("application/toml; charset=utf-8", text.into_bytes());
+    r.headers.push((
+        "Content-Disposition",
+        format!("attachment; filename=\"{}-session.toml\"", app.name),
+    ));
+    no_store(r)
 }
 
 /// The rows so far as `timeseries.csv`, written by the same exporter as `brink run`: the
 /// session's file replayed by `brink run` writes these lines first.
-fn timeseries(app: &App) -> Response<std::io::Cursor<Vec<u8>>> {
+fn timeseries(app: &App) -> Reply {
     let rows = app.live.lock().map(|l| l.rows.clone()).unwrap_or_default();
     let ts = crate::model::TimeSeries {
         columns: app.columns.clone(),
         rows,
     };
-    Response::from_data(crate::export::timeseries_csv(&ts))
-        .with_header(header("Content-Type", "text/csv; charset=utf-8"))
+    no_store(Reply::bytes(
+        "text/csv; charset=utf-8",
+        crate::export::timeseries_csv(&ts),
+    ))
 }
 
 const CONTROLS: [&str; 9] = [
@@ -239,20 +294,10 @@ impl<'de> serde::Deserialize<'de> for Entries {
     }
 }
 
-/// Reads the JSON body (bounded) and carries out the control.
-fn control(app: &App, req: &mut Request) -> Result<Json, Refusal> {
-    if req.body_length().is_some_and(|n| n > MAX_BODY) {
-        return Err((413, format!("the body is larger than {MAX_BODY} bytes")));
-    }
-    let mut body = Vec::new();
-    req.as_reader()
-        .take(MAX_BODY as u64 + 1)
-        .read_to_end(&mut body)
-        .map_err(|e| (400, format!("cannot read the body: {e}")))?;
-    if body.len() > MAX_BODY {
-        return Err((413, format!("the body is larger than {MAX_BODY} bytes")));
-    }
-    let obj = read_object(&body)?;
+/// Carries out the control the JSON body (read, bounded) asks for; waits for the run
+/// thread's answer (at most 5 s), so it runs off the server's own thread.
+fn control(app: &App, body: &[u8]) -> Result<Json, Refusal> {
+    let obj = read_object(body)?;
     let name = obj
         .get("control")
         .and_then(Json::as_str)

@@ -194,9 +194,9 @@ fn live_page_in_a_real_browser() {
     let dir = tempfile::tempdir().unwrap();
     // With the quick tipping sweep (a second or two), so the picture is on the page.
     let s = serve("retry-storm", &["--speed", "60"], dir.path());
-    let a = s.addr.clone();
+    let a = &s;
     let mut b = Browser::start(&bin);
-    b.open(&format!("http://{a}/"));
+    b.open(&format!("http://{}/", a.addr));
     b.wait("the page", "!!(window.brink && window.brink.state)");
     // Controls come from the scenario: the load slider, the event, the knobs.
     b.waits(&[
@@ -217,7 +217,7 @@ fn live_page_in_a_real_browser() {
     // The goodput collapses and stays down long after the 20 s slowdown.
     b.eval(
         "window.brink.fired = window.brink.state.now_s; \
-         fetch('/api/control', {method: 'POST', body: JSON.stringify({control: 'speed', value: 600})}).then(() => true)",
+         window.brink.post({control: 'speed', value: 600}).then(() => true)",
     );
     b.wait("stuck", "window.brink.state.healthy === false");
     b.wait(
@@ -227,10 +227,8 @@ fn live_page_in_a_real_browser() {
     // Back to 60x for the screenshot and the knob: at 600x the rest of the run lasts a
     // second or two, which a loaded machine (tests run side by side) can spend on the
     // screenshot, and a finished run takes no more actions (CI of 17353f2 failed on it).
-    b.eval(
-        "fetch('/api/control', {method: 'POST', body: JSON.stringify({control: 'speed', value: 60})}).then(() => true)",
-    );
-    let st = state(&a);
+    b.eval("window.brink.post({control: 'speed', value: 60}).then(() => true)");
+    let st = state(a);
     assert_eq!(
         st["healthy"], false,
         "still stuck long after the slowdown: {st}"
@@ -266,10 +264,10 @@ fn live_page_in_a_real_browser() {
     ]);
     b.screenshot("live.png");
     // Save the session and replay it: the same rows.
-    control_speed(&a);
-    let st = wait_for(&a, "the end", |s| s["status"] == "finished");
+    control_speed(a);
+    let st = wait_for(a, "the end", |s| s["status"] == "finished");
     assert_eq!(st["healthy"], true, "{st}");
-    let (live, run) = save_and_replay(&a, dir.path());
+    let (live, run) = save_and_replay(a, dir.path());
     assert_eq!(
         live, run,
         "brink run of the saved session writes the live rows"
@@ -277,9 +275,9 @@ fn live_page_in_a_real_browser() {
     // Run on past the end with the page's button: the same session, longer.
     b.eval("document.getElementById('extend').click(); true");
     b.wait("the longer run", "window.brink.state.end_s === 3600");
-    let st = wait_for(&a, "the new end", |s| s["status"] == "finished");
+    let st = wait_for(a, "the new end", |s| s["status"] == "finished");
     assert_eq!(st["log"].as_array().unwrap().len(), 2, "{st}");
-    let (live, run) = save_and_replay(&a, dir.path());
+    let (live, run) = save_and_replay(a, dir.path());
     assert_eq!(live.lines().count(), 1 + 3600 / 5);
     assert_eq!(live, run, "the extended session replays too");
     // Start over with a variant: the page marks it and forgets the actions.
@@ -296,7 +294,7 @@ fn live_page_in_a_real_browser() {
     ]);
 }
 
-fn control_speed(a: &str) {
+fn control_speed(a: &crate::serve::Served) {
     let (status, j) = crate::serve::control(a, r#"{"control": "speed", "value": 100000}"#);
     assert_eq!(status, 200, "{j}");
 }

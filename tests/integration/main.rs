@@ -35,6 +35,8 @@ mod retries;
 mod retry_amplification;
 mod retry_storm;
 mod serve;
+mod serve_api_doc;
+mod serve_guard;
 mod service_graphs;
 mod slack;
 mod slo;

@@ -14,6 +14,15 @@ pub struct Served {
     child: Child,
     /// `127.0.0.1:PORT`.
     pub addr: String,
+    /// The session's token, read from the page's `<meta name="brink-token">`.
+    pub token: String,
+}
+
+impl Served {
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
 }
 
 impl Drop for Served {
@@ -48,7 +57,18 @@ pub fn serve(file: &str, args: &[&str], cwd: &Path) -> Served {
         addr.starts_with("127.0.0.1:"),
         "listens on loopback: {addr}"
     );
-    Served { child, addr }
+    let token = token_of(&addr);
+    Served { child, addr, token }
+}
+
+/// The token in the page served at `addr`.
+pub fn token_of(addr: &str) -> String {
+    let (status, page) = request(addr, "GET", "/", &[], b"");
+    assert_eq!(status, 200);
+    let page = String::from_utf8(page).unwrap();
+    let meta = "<meta name=\"brink-token\" content=\"";
+    let at = page.find(meta).expect("the page carries the token") + meta.len();
+    page[at..at + 32].to_string()
 }
 
 /// `serve` as fast as it goes, without the tipping sweep, for `duration`.
@@ -60,14 +80,35 @@ fn serve_fast(file: &str, duration: &str, cwd: &Path) -> Served {
     )
 }
 
-/// One HTTP/1.0 request; returns (status, body).
-pub fn http(addr: &str, method: &str, path: &str, body: &[u8]) -> (u16, Vec<u8>) {
+/// One HTTP/1.0 request as the page sends it (its Host, JSON, the token); returns
+/// (status, body).
+pub fn http(s: &Served, method: &str, path: &str, body: &[u8]) -> (u16, Vec<u8>) {
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("X-Brink-Token", s.token.as_str()),
+    ];
+    request(&s.addr, method, path, &headers, body)
+}
+
+/// One HTTP/1.0 request to `addr` with `Host: addr` and these headers; returns (status,
+/// body).
+pub fn request(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, Vec<u8>) {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let head = format!(
-        "{method} {path} HTTP/1.0\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-        body.len()
-    );
+    let mut head = format!("{method} {path} HTTP/1.0\r\n");
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        head += &format!("Host: {addr}\r\n");
+    }
+    for (k, v) in headers {
+        head += &format!("{k}: {v}\r\n");
+    }
+    head += &format!("Content-Length: {}\r\n\r\n", body.len());
     s.write_all(head.as_bytes()).unwrap();
     s.write_all(body).unwrap();
     let mut out = Vec::new();
@@ -85,13 +126,13 @@ pub fn http(addr: &str, method: &str, path: &str, body: &[u8]) -> (u16, Vec<u8>)
 }
 
 /// POSTs a control; returns (status, JSON answer).
-pub fn control(addr: &str, body: &str) -> (u16, serde_json::Value) {
+pub fn control(addr: &Served, body: &str) -> (u16, serde_json::Value) {
     let (status, b) = http(addr, "POST", "/api/control", body.as_bytes());
     (status, serde_json::from_slice(&b).expect("a JSON answer"))
 }
 
 /// The state, without rows.
-pub fn state(addr: &str) -> serde_json::Value {
+pub fn state(addr: &Served) -> serde_json::Value {
     let (status, b) = http(addr, "GET", "/api/state", b"");
     assert_eq!(status, 200);
     let mut j: serde_json::Value = serde_json::from_slice(&b).unwrap();
@@ -101,7 +142,7 @@ pub fn state(addr: &str) -> serde_json::Value {
 
 /// Waits (at most two minutes) until `ok` holds of the state.
 pub fn wait_for(
-    addr: &str,
+    addr: &Served,
     what: &str,
     ok: impl Fn(&serde_json::Value) -> bool,
 ) -> serde_json::Value {
@@ -121,7 +162,7 @@ pub fn wait_for(
 
 /// Saves the session and replays it with `brink run`: returns (the live rows as CSV, the
 /// run's timeseries.csv).
-pub fn save_and_replay(addr: &str, dir: &Path) -> (String, String) {
+pub fn save_and_replay(addr: &Served, dir: &Path) -> (String, String) {
     let (status, text) = http(addr, "GET", "/api/session", b"");
     assert_eq!(status, 200);
     std::fs::write(dir.join("session.toml"), &text).unwrap();
@@ -141,7 +182,7 @@ pub fn save_and_replay(addr: &str, dir: &Path) -> (String, String) {
 fn bad_requests_get_a_4xx_json_error_and_change_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let s = serve("retry-storm", &["--no-sweep", "--speed", "10"], dir.path());
-    let a = &s.addr;
+    let a = &s;
     let cases: [(&str, u16, &str); 12] = [
         (r#"{"control": "zap"}"#, 400, "unknown control `zap`"),
         (
@@ -220,7 +261,7 @@ fn bad_requests_get_a_4xx_json_error_and_change_nothing() {
 fn a_saved_session_replays_to_the_same_rows() {
     let dir = tempfile::tempdir().unwrap();
     let s = serve("retry-storm", &["--no-sweep", "--speed", "600"], dir.path());
-    let a = &s.addr;
+    let a = &s;
     wait_for(a, "one minute", |s| s["now_s"].as_f64() > Some(60.0));
     let (status, j) = control(a, r#"{"control": "fire", "event": "slowdown"}"#);
     assert_eq!(status, 200, "{j}");
@@ -252,7 +293,7 @@ fn a_saved_session_replays_to_the_same_rows() {
 fn reset_and_seed_start_again() {
     let dir = tempfile::tempdir().unwrap();
     let s = serve("retry-storm", &["--no-sweep", "--speed", "600"], dir.path());
-    let a = &s.addr;
+    let a = &s;
     wait_for(a, "a minute", |s| s["now_s"].as_f64() > Some(60.0));
     assert_eq!(
         control(
@@ -287,7 +328,7 @@ fn reset_and_seed_start_again() {
 fn a_run_extended_live_replays_from_its_saved_file() {
     let dir = tempfile::tempdir().unwrap();
     let s = serve_fast("retry-storm", "10m", dir.path());
-    let a = &s.addr;
+    let a = &s;
     let st = wait_for(a, "the end of ten minutes", |s| s["status"] == "finished");
     assert_eq!(st["end_s"], 600.0, "--duration sets the run's length: {st}");
     let (status, j) = control(
@@ -337,7 +378,7 @@ fn a_run_extended_live_replays_from_its_saved_file() {
 fn a_variant_that_replaces_the_timeline_starts_over_and_replays() {
     let dir = tempfile::tempdir().unwrap();
     let s = serve_fast("slack-2022-02-22", "40m", dir.path());
-    let a = &s.addr;
+    let a = &s;
     // Its knobs are what an intervention may change: not the cache tier's control plane,
     // which a variant changes (that variant runs with "start over").
     let (_, info) = http(a, "GET", "/api/info", b"");
@@ -410,7 +451,7 @@ fn a_variant_that_replaces_the_timeline_starts_over_and_replays() {
 fn a_refused_action_names_the_key_not_a_place_in_the_session_text() {
     let dir = tempfile::tempdir().unwrap();
     let s = serve("retry-storm", &["--no-sweep", "--speed", "1"], dir.path());
-    let a = &s.addr;
+    let a = &s;
     for (body, says) in [
         (
             r#"{"control": "set", "path": "class.request.rate_limit.rate", "value": -5}"#,
@@ -514,7 +555,7 @@ fn unhealthy_at_the_end(
     cause: &str,
 ) -> (f64, String) {
     let s = serve_fast(file, duration, dir);
-    let st = wait_for(&s.addr, "the end", |s| s["status"] == "finished");
+    let st = wait_for(&s, "the end", |s| s["status"] == "finished");
     assert_eq!(st["healthy"], false, "{file}: {st}");
     assert_eq!(
         (&st["verdict"], &st["cause"]),

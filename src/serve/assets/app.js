@@ -14,10 +14,21 @@ function message(text, error) {
   m.className = error ? "error" : "";
 }
 
-async function control(body) {
-  const r = await fetch("/api/control", {
-    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+// The session's token, given to this page only; every control sends it back.
+const TOKEN = (document.querySelector('meta[name="brink-token"]') || {}).content || "";
+
+// POSTs a control (a JSON body) with the token: the server refuses any other.
+function post(body) {
+  return fetch("/api/control", {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "X-Brink-Token": TOKEN },
+    body: JSON.stringify(body),
   });
+}
+B.post = post; // for tests
+
+async function control(body) {
+  const r = await post(body);
   const j = await r.json();
   if (!r.ok) { message(j.error, true); return j; }
   message(`${body.control} at t = ${fmtTime(j.time_s)}`, false);
