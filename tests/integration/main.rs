@@ -20,6 +20,7 @@ mod install;
 mod layers;
 mod live_page;
 mod load_shedding;
+mod memory_budget;
 mod mg1_laws;
 mod outputs;
 mod phase;
