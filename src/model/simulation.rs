@@ -359,7 +359,8 @@ impl<'a> Simulation<'a> {
         self.known_bytes.saturating_add(self.grown_bytes())
     }
 
-    /// The bytes the run has grown since it started ([`Simulation::grown_uses`]): with
+    /// The bytes the run has grown since it started (pending events, requests in flight,
+    /// queued jobs, autoscaled servers): with
     /// [`super::budget::copy_known_bytes`], what a copy of it holds.
     pub fn grown_bytes(&self) -> u64 {
         (self.queue.len() as u64 * EVENT_BYTES as u64)
