@@ -86,6 +86,10 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
+    /// Bytes an empty queue holds (the radix heap's buckets, allocated with the queue):
+    /// what each copy of a simulation pays for its queue, pending events apart.
+    pub const FIXED_BYTES: usize = RadixHeap::<E>::FIXED_BYTES;
+
     /// Number of pending events.
     #[inline]
     pub fn len(&self) -> usize {

@@ -89,6 +89,9 @@ pub(super) struct RadixHeap<E> {
 }
 
 impl<E: Copy> RadixHeap<E> {
+    /// Bytes an empty heap holds (its buckets), used or not.
+    pub(super) const FIXED_BYTES: usize = LEVELS * DIGITS * std::mem::size_of::<Bucket>();
+
     /// An empty heap with base 0.
     pub(super) fn new() -> Self {
         Self {

@@ -22,6 +22,7 @@ use super::splitting::{LevelOutcome, Tally, mean_first_passage};
 use super::{Error, Outputs};
 use crate::engine::time::SimTime;
 use crate::model::Simulation;
+use crate::model::budget::{Limits, Use, bytes_of, copy_known_bytes};
 use crate::model::stepping::{Crossing, Level};
 use crate::report::human_time::{budget_spent_at, human_duration};
 use crate::scenario::{Collapse, CollapseLevel, Provenance, Scenario};
@@ -131,7 +132,7 @@ impl Estimate {
 /// collapse level, or a level no trajectory got past.
 pub fn mean_time_to_collapse(sc: &Scenario, seed: u64, opts: &Options) -> Result<Estimate, Error> {
     let (c, quiet, mut budget) = prepare(sc, seed, opts)?;
-    crate::model::budget::check_before(&quiet)?;
+    let known = crate::model::budget::check_before(&quiet)?;
     // The first level is one above the healthy set, however long the step: the direct
     // phase waits for it without a way down, so it must come soon.
     let l1 = c.base + 1;
@@ -164,6 +165,13 @@ pub fn mean_time_to_collapse(sc: &Scenario, seed: u64, opts: &Options) -> Result
     let mut entrances: Vec<Simulation> = Vec::new();
     let mut restarts = 0u64;
     let mut main = fresh(&quiet, restarts);
+    let mut kept = Kept {
+        limits: main.limits(),
+        per_copy: copy_known_bytes(&quiet.config),
+        known,
+        count: 0,
+        bytes: 0,
+    };
     let spent = |level| {
         Some(Spent {
             level,
@@ -175,6 +183,7 @@ pub fn mean_time_to_collapse(sc: &Scenario, seed: u64, opts: &Options) -> Result
         let t0 = main.now_s();
         let mut crossing = budget.step(&mut main, c.level, l1, None)?;
         if crossing != Crossing::Budget {
+            kept.keep(&main)?;
             let mut entrance = main.clone();
             entrance.forget_latencies();
             entrances.push(entrance);
@@ -199,9 +208,11 @@ pub fn mean_time_to_collapse(sc: &Scenario, seed: u64, opts: &Options) -> Result
     let mut outcomes = Vec::new();
     let mut from = l1;
     let mut split = 0u64;
+    let mut entrance_bytes = kept.bytes;
     while from < c.at {
         let to = (from + c.step).min(c.at);
         let mut next = Vec::new();
+        let mut next_bytes = 0u64;
         for j in 0..c.effort {
             let mut sim = entrances[(j % entrances.len() as u64) as usize].clone();
             split += 1;
@@ -209,6 +220,7 @@ pub fn mean_time_to_collapse(sc: &Scenario, seed: u64, opts: &Options) -> Result
             match budget.step(&mut sim, c.level, to, Some(c.base))? {
                 Crossing::Up => {
                     sim.forget_latencies();
+                    next_bytes = next_bytes.saturating_add(kept.keep(&sim)?);
                     next.push(sim);
                 }
                 Crossing::Base => {}
@@ -247,7 +259,9 @@ pub fn mean_time_to_collapse(sc: &Scenario, seed: u64, opts: &Options) -> Result
             tried: c.effort,
             reached,
         });
+        kept.forget(entrances.len() as u64, entrance_bytes);
         entrances = next;
+        entrance_bytes = next_bytes;
         from = to;
     }
     Ok(estimate(&cycle, &outcomes, levels, budget.used(), None))
@@ -322,6 +336,48 @@ fn level_name(sc: &Scenario, level: CollapseLevel) -> String {
     match level {
         CollapseLevel::InFlight => "in_flight".into(),
         CollapseLevel::Queue(p) => format!("queue of pool {}", sc.config.pools[p].name),
+    }
+}
+
+/// The copies of the simulation an estimate keeps (the entrances, and a level's
+/// trajectories that reached the next), counted against the memory ceiling with what the
+/// run holds from the start: an estimate that would pass it ends with the ceiling's error
+/// (exit 1) before it makes the copy, never an abort.
+struct Kept {
+    /// The run's budgets.
+    limits: Limits,
+    /// What the run holds from the start ([`crate::model::budget::known_uses`]).
+    known: Vec<Use>,
+    /// What every copy holds ([`copy_known_bytes`]).
+    per_copy: u64,
+    /// The copies kept and their bytes (each `per_copy` and what it has grown).
+    count: u64,
+    bytes: u64,
+}
+
+impl Kept {
+    /// Counts one more copy of `sim` (before it is made); returns its bytes, or the
+    /// ceiling's error if it does not fit.
+    fn keep(&mut self, sim: &Simulation) -> Result<u64, Error> {
+        let bytes = self.per_copy.saturating_add(sim.grown_bytes());
+        self.count += 1;
+        self.bytes = self.bytes.saturating_add(bytes);
+        if bytes_of(&self.known).saturating_add(self.bytes) > self.limits.memory {
+            let mut uses = self.known.clone();
+            uses.push(Use {
+                what: "copies of the simulation kept by the estimate".into(),
+                count: self.count,
+                bytes: self.bytes,
+            });
+            return Err(self.limits.exceeded(&uses, Some(sim.now())).into());
+        }
+        Ok(bytes)
+    }
+
+    /// Counts `count` copies of `bytes` in all as gone.
+    fn forget(&mut self, count: u64, bytes: u64) {
+        self.count -= count.min(self.count);
+        self.bytes -= bytes.min(self.bytes);
     }
 }
 

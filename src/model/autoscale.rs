@@ -17,6 +17,15 @@ use super::simulation::Simulation;
 use crate::engine::time::SimTime;
 use crate::scenario::{AutoscaleCfg, PoolCfg, ScaleIn, ScaleSignal};
 use rand::RngExt;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Bytes a server an autoscaler added holds: its record, its slot's state, warm-up time,
+/// place among the routable and in the free slots.
+pub const SCALED_SERVER_BYTES: usize = std::mem::size_of::<Server>()
+    + std::mem::size_of::<Slot>()
+    + std::mem::size_of::<SimTime>()
+    + 2 * std::mem::size_of::<u32>();
 
 /// Where a server slot of an autoscaled pool stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,6 +45,14 @@ enum Slot {
 #[derive(Clone)]
 pub struct Autoscaler {
     slots: Vec<Slot>,
+    /// The free slots, lowest first: a scale-out takes the lowest free slot (as a scan of
+    /// `slots` would) in O(log n), and appends one when none is free.
+    free: BinaryHeap<Reverse<u32>>,
+    /// The servers the pool started with.
+    first: u32,
+    /// Servers a scale-out asked for that the memory ceiling refused: the run ends with
+    /// the ceiling's error at its next check.
+    refused: u64,
     /// Until when each server is warming up (its service times multiplied).
     warm_until: Vec<SimTime>,
     /// The live servers in the order they came up: the candidates of routing. A scale-in
@@ -60,6 +77,9 @@ impl Autoscaler {
     pub fn new(n: u32) -> Self {
         Self {
             slots: vec![Slot::Live; n as usize],
+            free: BinaryHeap::new(),
+            first: n,
+            refused: 0,
             warm_until: vec![0; n as usize],
             routable: (0..n).collect(),
             provisioning: 0,
@@ -97,6 +117,25 @@ pub fn desired(
 }
 
 impl Simulation<'_> {
+    /// The servers autoscalers added beyond their pools' starting fleets, and those a
+    /// scale-out asked for that the memory ceiling refused (what `--max-memory` counts
+    /// as "autoscaled servers").
+    pub(super) fn scaled_servers(&self) -> u64 {
+        self.pools
+            .iter()
+            .filter_map(|p| p.scale.as_ref())
+            .map(|a| (a.slots.len() as u64 - a.first as u64).saturating_add(a.refused))
+            .sum()
+    }
+
+    /// Whether a scale-out was refused for the memory ceiling.
+    pub(super) fn scale_refused(&self) -> bool {
+        self.pools
+            .iter()
+            .filter_map(|p| p.scale.as_ref())
+            .any(|a| a.refused > 0)
+    }
+
     /// Schedules the first evaluation of every autoscaled pool.
     pub(super) fn schedule_autoscalers(&mut self) {
         for (p, pc) in self.cfg.pools.iter().enumerate() {
@@ -203,14 +242,25 @@ impl Simulation<'_> {
         }
     }
 
-    /// Asks for `n` more servers of pool `p`, each up after `provision`.
+    /// Asks for `n` more servers of pool `p`, each up after `provision`: each takes the
+    /// lowest free slot, or a new one. New slots that would take the run past its memory
+    /// ceiling are refused, and the run ends with the ceiling's error at its next check.
     fn scale_out(&mut self, p: usize, n: u32, a: AutoscaleCfg) {
         let now = self.now;
+        let free = self.pools[p].scale.as_ref().map_or(0, |sc| sc.free.len());
+        let new = (n as u64).saturating_sub(free as u64);
+        let need = new.saturating_mul(SCALED_SERVER_BYTES as u64);
+        if new > 0 && self.held_bytes().saturating_add(need) > self.limits.memory {
+            if let Some(sc) = self.pools[p].scale.as_mut() {
+                sc.refused = sc.refused.saturating_add(new);
+            }
+            return;
+        }
         let pool = &mut self.pools[p];
         for _ in 0..n {
             let sc = pool.scale.as_mut().expect("an autoscaled pool");
-            let s = match sc.slots.iter().position(|&x| x == Slot::Free) {
-                Some(s) => s,
+            let s = match sc.free.pop() {
+                Some(Reverse(s)) => s as usize,
                 None => {
                     sc.slots.push(Slot::Free);
                     sc.warm_until.push(0);
@@ -290,8 +340,11 @@ impl Simulation<'_> {
             primary: true,
             ..Server::default()
         };
-        if let Some(sc) = pool.scale.as_mut() {
+        if let Some(sc) = pool.scale.as_mut()
+            && sc.slots[s as usize] != Slot::Free
+        {
             sc.slots[s as usize] = Slot::Free;
+            sc.free.push(Reverse(s));
         }
     }
 }

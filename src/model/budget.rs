@@ -5,8 +5,10 @@
 //! The memory ceiling counts what grows with the scenario, in the bytes of the records
 //! that hold it: what is known before the run (cache key spaces and rings, time-series
 //! rows, trigger occurrences as timeline markers, servers, users) is checked before
-//! anything is allocated; what grows (pending events, requests in flight, queued jobs) is
-//! checked every [`CHECK_EVERY`] events. It is one budget for the process, set with
+//! anything is allocated; what grows (pending events, requests in flight, queued jobs,
+//! servers an autoscaler adds) is checked every [`CHECK_EVERY`] events. A rare-event
+//! estimator that keeps copies of a run counts each ([`copy_known_bytes`] and what the
+//! copy has grown) before it makes it. It is one budget for the process, set with
 //! `--max-memory` (default: half the machine's memory); runs that run side by side (a
 //! sweep's `--jobs`) share it evenly, so each gets the ceiling divided by the number of
 //! threads of its pool, whatever the others use, and whether a run ends does not depend on
@@ -15,11 +17,12 @@
 use super::cache::CacheState;
 use super::event::Event;
 use super::metrics::Marker;
-use super::pool::{Job, Server};
+use super::pool::{Job, PoolState, Server};
 use super::request::Request;
 use super::triggers::occurrence_count;
+use super::workload::ClassState;
 use crate::engine::time::{SimTime, ns_to_secs};
-use crate::scenario::{Scenario, columns};
+use crate::scenario::{Config, Scenario, columns};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -122,10 +125,15 @@ impl Limits {
 
     /// Checks `uses` against the memory ceiling; `time` is `None` before the run.
     pub fn check_memory(&self, uses: &[Use], time: Option<SimTime>) -> Result<(), SimError> {
-        let total = uses.iter().fold(0u64, |a, u| a.saturating_add(u.bytes));
-        if total <= self.memory {
+        if bytes_of(uses) <= self.memory {
             return Ok(());
         }
+        Err(self.exceeded(uses, time))
+    }
+
+    /// The error of a run whose `uses` have reached the memory ceiling: it names the
+    /// ceiling, when (`time`; `None` before the run) and the three largest uses.
+    pub fn exceeded(&self, uses: &[Use], time: Option<SimTime>) -> SimError {
         let mut top: Vec<&Use> = uses.iter().filter(|u| u.bytes > 0).collect();
         top.sort_by_key(|u| std::cmp::Reverse(u.bytes));
         let what: Vec<String> = top
@@ -133,12 +141,12 @@ impl Limits {
             .take(3)
             .map(|u| format!("{} {} ({})", fmt_count(u.count), u.what, fmt_bytes(u.bytes)))
             .collect();
-        Err(SimError::Budget {
+        SimError::Budget {
             budget: self.ceiling(),
             when: when(time),
             what: what.join(", "),
             flag: "--max-memory",
-        })
+        }
     }
 
     /// Checks the events handled against the event budget.
@@ -204,6 +212,11 @@ impl Use {
             bytes: count.saturating_mul(each as u64),
         }
     }
+}
+
+/// The bytes of `uses`, in all.
+pub fn bytes_of(uses: &[Use]) -> u64 {
+    uses.iter().fold(0, |a, u| a.saturating_add(u.bytes))
 }
 
 /// Bytes a pending event holds in the queue (its key and the event).
@@ -276,6 +289,54 @@ pub fn known_uses(sc: &Scenario) -> Vec<Use> {
         std::mem::size_of::<Marker>() + label,
     ));
     uses
+}
+
+/// The bytes of the fixed state of one run of `cfg` (its records of classes, pools, cache
+/// tiers and their node slots, and the simulation itself), apart from what [`known_uses`]
+/// and the run's growth count: what each copy of a run costs even when it holds nothing
+/// else.
+fn fixed_bytes(cfg: &Config) -> u64 {
+    use std::mem::size_of;
+    let slots: u64 = cfg.caches.iter().map(|c| c.nodes as u64).sum();
+    // Each time-series column's record and name (the sampler's, copied with it).
+    let columns = columns::columns(cfg).len() as u64 * (size_of::<columns::Column>() as u64 + 32);
+    (size_of::<super::simulation::Simulation>() as u64)
+        .saturating_add(crate::engine::EventQueue::<Event>::FIXED_BYTES as u64)
+        .saturating_add(columns)
+        .saturating_add(cfg.classes.len() as u64 * size_of::<ClassState>() as u64)
+        .saturating_add(cfg.pools.len() as u64 * size_of::<PoolState>() as u64)
+        .saturating_add(cfg.caches.len() as u64 * size_of::<CacheState>() as u64)
+        .saturating_add(slots * size_of::<super::cache::Slot>() as u64)
+}
+
+/// What one more copy of a run of `cfg` holds from the start (a rare-event estimator keeps
+/// thousands, [`super::stepping`]): its cache keys and ring positions, servers, users and
+/// fixed state. Not what copies share (a Zipf popularity table) or a stepped run drops (its
+/// time-series rows), nor what it has grown (the copy's [`Simulation::grown_bytes`] adds
+/// that).
+///
+/// [`Simulation::grown_bytes`]: super::Simulation::grown_bytes
+pub fn copy_known_bytes(cfg: &Config) -> u64 {
+    let per_cache = |c: &crate::scenario::CacheCfg| {
+        (c.keys as u64 * CacheState::BYTES_PER_KEY as u64)
+            .saturating_add(c.nodes as u64 * c.vnodes as u64 * CacheState::BYTES_PER_VNODE as u64)
+    };
+    let servers: u64 = cfg
+        .pools
+        .iter()
+        .map(|p| p.shards as u64 * (1 + p.replicas as u64))
+        .sum();
+    let users: u64 = cfg
+        .classes
+        .iter()
+        .filter_map(|c| c.users.as_ref())
+        .map(|u| u.users as u64)
+        .sum();
+    cfg.caches
+        .iter()
+        .fold(fixed_bytes(cfg), |a, c| a.saturating_add(per_cache(c)))
+        .saturating_add(servers * std::mem::size_of::<Server>() as u64)
+        .saturating_add(users * super::population::USER_BYTES as u64)
 }
 
 /// Checks what a run of `sc` holds from the start ([`known_uses`]) against the memory

@@ -85,10 +85,7 @@ pub(super) enum Drive {
     Paused,
 }
 
-/// The bytes of `uses`, in all.
-pub(super) fn bytes_of(uses: &[Use]) -> u64 {
-    uses.iter().fold(0, |a, u| a.saturating_add(u.bytes))
-}
+pub(super) use super::budget::bytes_of;
 
 /// Runs `sc` once with run index `run` (0 for a plain run; sweeps use one per seed).
 pub fn run(sc: &Scenario, run: u64) -> Result<RunResult, SimError> {
@@ -329,22 +326,52 @@ impl<'a> Simulation<'a> {
     }
 
     /// Checks what the run holds against its memory ceiling: what it held from the start,
-    /// and the pending events, requests and jobs (their records' high-water marks, which
-    /// stay allocated).
+    /// and what it has grown ([`Simulation::grown_uses`]).
     fn check_memory(&self) -> Result<(), SimError> {
-        let grown = self.queue.len() as u64 * EVENT_BYTES as u64
-            + self.reqs.held() as u64 * REQUEST_BYTES as u64
-            + self.jobs.held() as u64 * JOB_BYTES as u64;
-        if self.known_bytes.saturating_add(grown) <= self.limits.memory {
+        // A scale-out refused for the ceiling ends the run whatever it holds now.
+        if self.held_bytes() <= self.limits.memory && !self.scale_refused() {
             return Ok(());
         }
         let mut uses = known_uses(self.sc);
-        uses.extend([
+        uses.extend(self.grown_uses());
+        Err(self.limits.exceeded(&uses, Some(self.now)))
+    }
+
+    /// What the run has grown since it started: the pending events, requests and jobs
+    /// (their records' high-water marks, which stay allocated) and the servers autoscalers
+    /// added (or asked for beyond the ceiling, [`Simulation::scaled_servers`]).
+    pub(super) fn grown_uses(&self) -> [Use; 4] {
+        [
             Use::of("pending events", self.queue.len() as u64, EVENT_BYTES),
             Use::of("requests in flight", self.reqs.held() as u64, REQUEST_BYTES),
             Use::of("queued jobs", self.jobs.held() as u64, JOB_BYTES),
-        ]);
-        self.limits.check_memory(&uses, Some(self.now))
+            Use::of(
+                "autoscaled servers",
+                self.scaled_servers(),
+                super::autoscale::SCALED_SERVER_BYTES,
+            ),
+        ]
+    }
+
+    /// The bytes the run holds: from the start, and grown (the sum of
+    /// [`Simulation::grown_uses`], without naming them).
+    pub(super) fn held_bytes(&self) -> u64 {
+        self.known_bytes.saturating_add(self.grown_bytes())
+    }
+
+    /// The bytes the run has grown since it started (pending events, requests in flight,
+    /// queued jobs, autoscaled servers): with
+    /// [`super::budget::copy_known_bytes`], what a copy of it holds.
+    pub fn grown_bytes(&self) -> u64 {
+        (self.queue.len() as u64 * EVENT_BYTES as u64)
+            .saturating_add(self.reqs.held() as u64 * REQUEST_BYTES as u64)
+            .saturating_add(self.jobs.held() as u64 * JOB_BYTES as u64)
+            .saturating_add(self.scaled_servers() * super::autoscale::SCALED_SERVER_BYTES as u64)
+    }
+
+    /// The run's budgets (its share of the memory ceiling, its events).
+    pub fn limits(&self) -> Limits {
+        self.limits
     }
 
     /// Starts loading the records the next event will read, so that with many requests in

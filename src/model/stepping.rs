@@ -49,6 +49,11 @@ impl<'a> Simulation<'a> {
         }
     }
 
+    /// Simulated time now (ns).
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
     /// Simulated time now, in seconds.
     pub fn now_s(&self) -> f64 {
         ns_to_secs(self.now)

@@ -236,14 +236,21 @@ impl Loader {
         let mut order: Vec<usize> = (0..raw.at.len()).collect();
         order.sort_by_key(|&i| raw.at[i].time.0);
         let mut current = config.clone();
+        // Each entry's configuration is built from the table without the `[[at]]` entries:
+        // an intervention cannot change them, the first build has checked them, and built
+        // again at each entry they would make loading O(entries²).
         let mut live = table.clone();
+        live.remove("at");
+        let places = place::places_in_text(
+            &self.file,
+            &self.text,
+            &(0..raw.at.len())
+                .map(|i| format!("at.{i}"))
+                .collect::<Vec<_>>(),
+        );
         for i in order {
             let at = &raw.at[i];
-            let place = format!(
-                "[[at]] entry {} ({})",
-                i + 1,
-                self.place_in_file(&format!("at.{i}"))
-            );
+            let place = format!("[[at]] entry {} ({})", i + 1, places[i]);
             let mut flat = Vec::new();
             overrides::flatten(&at.set, "", &mut flat);
             if flat.is_empty() && at.fire.is_none() {

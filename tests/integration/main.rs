@@ -21,6 +21,7 @@ mod layers;
 mod links;
 mod live_page;
 mod load_shedding;
+mod memory_budget;
 mod mg1_laws;
 mod outputs;
 mod phase;

@@ -149,12 +149,60 @@ pub(super) fn explain(msg: &str, path: &mut Vec<String>) -> String {
     toml_types(msg)
 }
 
+/// `file:line:col` of each key of `paths` in the TOML `text` of `file`, each as
+/// [`place_in_text`] gives it, with the text parsed once and its lines counted once: the
+/// places of a file's `[[at]]` entries cost O(text + entries), not O(text) each.
+pub(super) fn places_in_text(file: &str, text: &str, paths: &[String]) -> Vec<String> {
+    let doc = toml::de::DeTable::parse(text).ok();
+    let lines = Lines::of(text);
+    paths
+        .iter()
+        .map(|path| {
+            let offset = doc
+                .as_ref()
+                .and_then(|d| locate_in(d.get_ref(), path))
+                .unwrap_or(0);
+            let (line, col) = lines.line_col(text, offset);
+            format!("{file}:{line}:{col}")
+        })
+        .collect()
+}
+
+/// Where each line of a text starts, for [`line_col`] at many offsets in O(log lines)
+/// each.
+struct Lines {
+    starts: Vec<usize>,
+}
+
+impl Lines {
+    fn of(text: &str) -> Self {
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Self { starts }
+    }
+
+    /// What [`line_col`] says of `offset` in `text`.
+    fn line_col(&self, text: &str, offset: usize) -> (usize, usize) {
+        let offset = offset.min(text.len());
+        let line = self.starts.partition_point(|&s| s <= offset);
+        let line_start = self.starts[line - 1];
+        (line, text[line_start..offset].chars().count() + 1)
+    }
+}
+
 /// The byte offset of the key at `path` (or its nearest present ancestor) in `text`.
 fn locate(text: &str, path: &str) -> Option<usize> {
-    use toml::de::{DeTable, DeValue};
-    let doc = DeTable::parse(text).ok()?;
+    let doc = toml::de::DeTable::parse(text).ok()?;
+    locate_in(doc.get_ref(), path)
+}
+
+/// The byte offset of the key at `path` (or its nearest present ancestor) in the parsed
+/// document `doc`.
+fn locate_in(doc: &toml::de::DeTable, path: &str) -> Option<usize> {
+    use toml::de::DeValue;
     let mut best = None;
-    let mut table = Some(doc.get_ref());
+    let mut table = Some(doc);
     let mut array: Option<&toml::de::DeArray> = None;
     for seg in path.split('.').filter(|s| !s.is_empty()) {
         // Stop at the deepest key present: a missing key is reported at its parent.
