@@ -252,18 +252,8 @@ pub fn known_uses(sc: &Scenario) -> Vec<Use> {
             CacheState::BYTES_PER_VNODE,
         ));
     }
-    let servers: u64 = cfg
-        .pools
-        .iter()
-        .map(|p| p.shards as u64 * (1 + p.replicas as u64))
-        .sum();
+    let (servers, users) = servers_and_users(cfg);
     uses.push(Use::of("servers", servers, std::mem::size_of::<Server>()));
-    let users: u64 = cfg
-        .classes
-        .iter()
-        .filter_map(|c| c.users.as_ref())
-        .map(|u| u.users as u64)
-        .sum();
     uses.push(Use::of("users", users, super::population::USER_BYTES));
     let windows = sc.duration.div_ceil(sc.window.max(1));
     let row =
@@ -289,6 +279,23 @@ pub fn known_uses(sc: &Scenario) -> Vec<Use> {
         std::mem::size_of::<Marker>() + label,
     ));
     uses
+}
+
+/// The servers a run of `cfg` starts with (every pool's `shards × (1 + replicas)`) and its
+/// users (every population's), the two counts [`known_uses`] and [`copy_known_bytes`] price.
+fn servers_and_users(cfg: &Config) -> (u64, u64) {
+    let servers = cfg
+        .pools
+        .iter()
+        .map(|p| p.shards as u64 * (1 + p.replicas as u64))
+        .sum();
+    let users = cfg
+        .classes
+        .iter()
+        .filter_map(|c| c.users.as_ref())
+        .map(|u| u.users as u64)
+        .sum();
+    (servers, users)
 }
 
 /// The bytes of the fixed state of one run of `cfg` (its records of classes, pools, cache
@@ -321,17 +328,7 @@ pub fn copy_known_bytes(cfg: &Config) -> u64 {
         (c.keys as u64 * CacheState::BYTES_PER_KEY as u64)
             .saturating_add(c.nodes as u64 * c.vnodes as u64 * CacheState::BYTES_PER_VNODE as u64)
     };
-    let servers: u64 = cfg
-        .pools
-        .iter()
-        .map(|p| p.shards as u64 * (1 + p.replicas as u64))
-        .sum();
-    let users: u64 = cfg
-        .classes
-        .iter()
-        .filter_map(|c| c.users.as_ref())
-        .map(|u| u.users as u64)
-        .sum();
+    let (servers, users) = servers_and_users(cfg);
     cfg.caches
         .iter()
         .fold(fixed_bytes(cfg), |a, c| a.saturating_add(per_cache(c)))
