@@ -11,6 +11,7 @@ pub mod human_time;
 pub mod hysteresis;
 pub mod hysteresis_plot;
 pub mod markers;
+pub mod narrative;
 pub mod phase;
 pub mod phase_plot;
 pub mod queueing;

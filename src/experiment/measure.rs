@@ -25,6 +25,7 @@
 //! into their window.
 
 use crate::engine::time::{NS_PER_S, SimTime, ns_to_secs};
+use crate::report::narrative::Stretch;
 use crate::report::verdict::{
     Tally, Verdict, classify, row_spans, shortest_deadline_s, window_spans,
 };
@@ -259,6 +260,26 @@ impl Gauge {
             }
         }
         acc
+    }
+
+    /// The whole run (not only the window), piece by piece, each valued and judged by the
+    /// measure's health rule: what a run's narrative is told from
+    /// ([`crate::report::narrative`]).
+    pub fn stretches(&self, rows: &[Vec<f64>], to: SimTime) -> Vec<Stretch> {
+        self.pieces(row_spans(rows, to))
+            .into_iter()
+            .map(|p| Stretch {
+                from_s: ns_to_secs(p.from),
+                to_s: ns_to_secs(p.to),
+                value: p.value,
+                healthy: self.health.is_healthy(p.value),
+            })
+            .collect()
+    }
+
+    /// The class whose requests the measure and a verdict count, if it names one.
+    pub fn class(&self) -> Option<&str> {
+        self.class.as_deref()
     }
 
     /// The measure of a run whose rows end at `to`: `None` when the window holds no value.

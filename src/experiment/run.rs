@@ -7,9 +7,11 @@ use super::observe::{Observer, RunWritten};
 use super::{Error, Outputs};
 use crate::export;
 use crate::model::{self, RunResult, Simulation};
+use crate::report::narrative::{Sentence, Story, measure_words, narrate};
 use crate::report::queueing::Mmc;
 use crate::report::timeline;
 use crate::report::verdict::Verdict;
+use crate::scenario::sweep::Health;
 use crate::scenario::{Provenance, Scenario};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -57,7 +59,8 @@ pub fn run_and_write_traced(
     });
     obs.run_stopped();
     let result = result?;
-    write_outputs(dir, &sc.provenance, &result, Mmc::of(sc).as_ref())?;
+    let story = narrative(sc, &result);
+    write_outputs(dir, &sc.provenance, &result, &story, Mmc::of(sc).as_ref())?;
     let written = RunWritten {
         scenario: sc.name.clone(),
         variant: sc.variant.clone(),
@@ -84,6 +87,37 @@ pub fn verdict(sc: &Scenario, result: &RunResult) -> Option<Verdict> {
     let columns = &result.series.columns;
     let gauge = Gauge::new(t, columns, sc.duration).ok()?;
     gauge.verdict(&sc.config, columns, &result.series.rows, sc.duration)
+}
+
+/// The run told in words ([`crate::report::narrative`]), by its scenario's tipping measure
+/// and health rule over the whole run; without a `[tipping]`, only its triggers,
+/// interventions and queues (there is no rule to say when it is healthy).
+pub fn narrative(sc: &Scenario, result: &RunResult) -> Vec<Sentence> {
+    let columns = &result.series.columns;
+    let end = sc.duration;
+    let gauge = sc.tipping.as_ref().and_then(|t| {
+        Gauge::of(&t.measure, t.health, columns, 0, end)
+            .ok()
+            .map(|g| (t, g))
+    });
+    let stretches = gauge
+        .as_ref()
+        .map(|(_, g)| g.stretches(&result.series.rows, end))
+        .unwrap_or_default();
+    let story = Story {
+        cfg: &sc.config,
+        series: &result.series,
+        markers: &result.markers,
+        stretches: &stretches,
+        measure: gauge
+            .as_ref()
+            .map(|(t, _)| measure_words(&t.measure_name))
+            .unwrap_or_default(),
+        health: gauge.as_ref().map_or(Health::Above(0.0), |(t, _)| t.health),
+        class: gauge.as_ref().and_then(|(_, g)| g.class()),
+        end_s: crate::engine::time::ns_to_secs(end),
+    };
+    narrate(&story)
 }
 
 /// The files of a run that has a zoom window; a run without one removes a previous run's.
@@ -120,18 +154,19 @@ fn timeline_title(result: &RunResult) -> String {
 }
 
 /// Writes a run's files into `dir` (created if needed), all together or none;
-/// `run.provenance.json` last. `theory` (a textbook queue) adds reference lines to the
-/// timeline.
+/// `run.provenance.json` last. `story` is the run's [`narrative`] (in `summary.json`);
+/// `theory` (a textbook queue) adds reference lines to the timeline.
 pub fn write_outputs(
     dir: &Path,
     produced_by: &Provenance,
     result: &RunResult,
+    story: &[Sentence],
     theory: Option<&Mmc>,
 ) -> Result<(), Error> {
     let out = Outputs::begin(dir, "run")?.replacing(&[ZOOM_FILES[0], ZOOM_FILES[1], TRACES_FILE]);
     out.write(
         "summary.json",
-        &export::summary_json(&result.summary, produced_by),
+        &export::summary_json(&result.summary, story, produced_by),
     )?;
     out.write("timeseries.csv", &export::timeseries_csv(&result.series))?;
     out.write("events.csv", &export::events_csv(&result.markers))?;
@@ -178,7 +213,7 @@ mod tests {
                 .unwrap();
             let dir = tempfile::tempdir().unwrap();
             let result = simulate(&sc).unwrap();
-            write_outputs(dir.path(), &sc.provenance, &result, None).unwrap();
+            write_outputs(dir.path(), &sc.provenance, &result, &[], None).unwrap();
             let svg = std::fs::read_to_string(dir.path().join("timeline.svg")).unwrap();
             (sc.title.clone(), svg)
         };

@@ -23,6 +23,7 @@ mod live_page;
 mod load_shedding;
 mod memory_budget;
 mod mg1_laws;
+mod narrative;
 mod outputs;
 mod phase;
 mod populations;

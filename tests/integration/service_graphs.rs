@@ -462,7 +462,7 @@ fn service_graph_runs_are_reproducible() {
         let (a, b) = (run(&sc, 0), run(&sc, 0));
         // Compared as the bytes written (NaN, an empty cell, is not equal to itself).
         use brink::export::{summary_json, timeseries_csv};
-        let json = |s| summary_json(s, &sc.provenance);
+        let json = |s| summary_json(s, &[], &sc.provenance);
         assert_eq!(json(&a.summary), json(&b.summary), "{name}");
         assert_eq!(
             timeseries_csv(&a.series),

@@ -4,6 +4,7 @@ use super::*;
 use crate::model::metrics::{
     CacheSummary, CallSummary, ClassSummary, Latency, PoolSummary, Summary,
 };
+use crate::report::narrative::Sentence;
 use indexmap::IndexMap;
 
 fn class(offered: u64, keys: Option<(u64, u64)>) -> ClassSummary {
@@ -81,14 +82,27 @@ fn summary() -> Summary {
 
 #[test]
 fn summary_json_golden() {
+    // The run told in words: two timed sentences.
+    let story = [
+        Sentence {
+            t_s: 0.0,
+            at: "0 s".into(),
+            text: "The run starts healthy: the goodput ratio of `request` is 0.99.".into(),
+        },
+        Sentence {
+            t_s: 750.0,
+            at: "12 min 30 s".into(),
+            text: "It has not recovered by the end of the run.".into(),
+        },
+    ];
     golden(
         "summary.json",
-        &summary_json(&summary(), &golden_provenance()),
+        &summary_json(&summary(), &story, &golden_provenance()),
     );
     // Without caches the key is left out, not written empty.
     let mut s = summary();
     s.caches.clear();
-    let text = String::from_utf8(summary_json(&s, &golden_provenance())).unwrap();
+    let text = String::from_utf8(summary_json(&s, &[], &golden_provenance())).unwrap();
     assert!(!text.contains("\"caches\""), "{text}");
     assert!(!text.contains("\"calls\""), "{text}");
 }
@@ -125,6 +139,6 @@ fn summary_json_with_calls_golden() {
     ]);
     golden(
         "summary-calls.json",
-        &summary_json(&s, &golden_provenance()),
+        &summary_json(&s, &[], &golden_provenance()),
     );
 }
