@@ -5,14 +5,16 @@
 use super::measure::Gauge;
 use super::observe::{Observer, RunWritten};
 use super::{Error, Outputs};
+use crate::engine::time::{SimTime, ns_to_secs};
 use crate::export;
+use crate::model::metrics::Marker;
 use crate::model::{self, RunResult, Simulation};
 use crate::report::narrative::{Sentence, Story, measure_words, narrate};
 use crate::report::queueing::Mmc;
 use crate::report::timeline;
 use crate::report::verdict::Verdict;
 use crate::scenario::sweep::Health;
-use crate::scenario::{Provenance, Scenario};
+use crate::scenario::{Column, Provenance, Scenario};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
@@ -93,21 +95,46 @@ pub fn verdict(sc: &Scenario, result: &RunResult) -> Option<Verdict> {
 /// and health rule over the whole run; without a `[tipping]`, only its triggers,
 /// interventions and queues (there is no rule to say when it is healthy).
 pub fn narrative(sc: &Scenario, result: &RunResult) -> Vec<Sentence> {
-    let columns = &result.series.columns;
-    let end = sc.duration;
+    let s = &result.series;
+    narrative_of(
+        sc,
+        (&s.columns, &s.rows),
+        &result.markers,
+        sc.duration,
+        true,
+    )
+}
+
+/// The narrative of a run of `sc` whose rows (with their schema) end at `to`, ns: the
+/// whole run when `finished`, else the run so far (the live page); `markers` are the
+/// triggers and interventions, of which those started by `to` are told.
+pub fn narrative_of(
+    sc: &Scenario,
+    (columns, rows): (&[Column], &[Vec<f64>]),
+    markers: &[Marker],
+    to: SimTime,
+    finished: bool,
+) -> Vec<Sentence> {
     let gauge = sc.tipping.as_ref().and_then(|t| {
-        Gauge::of(&t.measure, t.health, columns, 0, end)
+        Gauge::of(&t.measure, t.health, columns, 0, to)
             .ok()
             .map(|g| (t, g))
     });
     let stretches = gauge
         .as_ref()
-        .map(|(_, g)| g.stretches(&result.series.rows, end))
+        .map(|(_, g)| g.stretches(rows, to))
         .unwrap_or_default();
+    let end_s = ns_to_secs(to);
+    let started: Vec<Marker> = markers
+        .iter()
+        .filter(|m| m.start_s <= end_s)
+        .cloned()
+        .collect();
     let story = Story {
         cfg: &sc.config,
-        series: &result.series,
-        markers: &result.markers,
+        columns,
+        rows,
+        markers: &started,
         stretches: &stretches,
         measure: gauge
             .as_ref()
@@ -115,7 +142,8 @@ pub fn narrative(sc: &Scenario, result: &RunResult) -> Vec<Sentence> {
             .unwrap_or_default(),
         health: gauge.as_ref().map_or(Health::Above(0.0), |(t, _)| t.health),
         class: gauge.as_ref().and_then(|(_, g)| g.class()),
-        end_s: crate::engine::time::ns_to_secs(end),
+        end_s,
+        finished,
     };
     narrate(&story)
 }

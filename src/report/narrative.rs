@@ -22,9 +22,9 @@
 use super::verdict::{Tally, classify, shortest_deadline_s};
 use crate::engine::number::sig3;
 use crate::engine::time::secs_to_ns;
-use crate::model::metrics::{Marker, MarkerKind, TimeSeries};
+use crate::model::metrics::{Marker, MarkerKind};
 use crate::scenario::sweep::Health;
-use crate::scenario::{Config, Measure, Owner};
+use crate::scenario::{Column, Config, Measure, Owner};
 use serde::Serialize;
 
 /// One sentence of a run's narrative.
@@ -53,7 +53,10 @@ pub struct Stretch {
 /// What a narrative is told from.
 pub struct Story<'a> {
     pub cfg: &'a Config,
-    pub series: &'a TimeSeries,
+    /// The time series' schema and its rows so far.
+    pub columns: &'a [Column],
+    pub rows: &'a [Vec<f64>],
+    /// The triggers and interventions that have started.
     pub markers: &'a [Marker],
     /// The whole run, stretch by stretch, in order.
     pub stretches: &'a [Stretch],
@@ -62,15 +65,17 @@ pub struct Story<'a> {
     pub health: Health,
     /// The class whose requests the verdict tallies (all client classes when none).
     pub class: Option<&'a str>,
-    /// The run's length, seconds.
+    /// Where the rows end, seconds: the run's length once it is over.
     pub end_s: f64,
+    /// The run is over (a live run, still going, is told "so far").
+    pub finished: bool,
 }
 
 impl Story<'_> {
     /// The shortest change of health told as a turn of the story: two rows' worth, and at
     /// least a fiftieth of the run.
     pub fn min_stretch_s(&self) -> f64 {
-        let row = match self.series.rows.as_slice() {
+        let row = match self.rows {
             [a, b, ..] => b[0] - a[0],
             _ => self.end_s,
         };
@@ -120,17 +125,23 @@ pub fn narrate(story: &Story) -> Vec<Sentence> {
             MarkerKind::Intervention => {
                 let before = mean_value(story.stretches, (m.start_s - 60.0).max(0.0), m.start_s);
                 let after = mean_value(story.stretches, m.start_s, m.start_s + 60.0);
-                out.push((
-                    m.start_s,
-                    1,
+                // A live run tells the minute after once it has passed.
+                let after = if story.finished || m.start_s + 60.0 <= story.end_s {
+                    format!(", {} the minute after", value_words(after))
+                } else {
+                    String::new()
+                };
+                let text = if story.stretches.is_empty() {
+                    format!("Intervention: {}.", m.label)
+                } else {
                     format!(
-                        "Intervention: {}. {} was {} the minute before, {} the minute after.",
+                        "Intervention: {}. {} was {} the minute before{after}.",
                         m.label,
                         capital(&story.measure),
                         value_words(before),
-                        value_words(after),
-                    ),
-                ));
+                    )
+                };
+                out.push((m.start_s, 1, text));
             }
         }
     }
@@ -145,7 +156,7 @@ pub fn narrate(story: &Story) -> Vec<Sentence> {
         }
         let value = value_words(mean_value(story.stretches, run.from_s, run.to_s));
         if run.healthy {
-            let stays = if k + 1 == runs.len() {
+            let stays = if k + 1 == runs.len() && story.finished {
                 ", and stays healthy to the end"
             } else {
                 ""
@@ -184,21 +195,34 @@ pub fn narrate(story: &Story) -> Vec<Sentence> {
             out.push((
                 story.end_s,
                 4,
-                format!("It has not recovered by the end of the run{since}."),
+                if story.finished {
+                    format!("It has not recovered by the end of the run{since}.")
+                } else {
+                    format!("It has not recovered so far{since}.")
+                },
             ));
         }
         Some(last) if !last.healthy => out.push((
             story.end_s,
             4,
             format!(
-                "It is unhealthy from start to end: {}.",
+                "It is unhealthy from the start{}: {}.",
+                if story.finished {
+                    " to the end"
+                } else {
+                    " so far"
+                },
                 verdict_words(story, (0.0, story.end_s))
             ),
         )),
         Some(_) if runs.len() == 1 => out.push((
             story.end_s,
             4,
-            format!("It stays healthy throughout ({threshold})."),
+            if story.finished {
+                format!("It stays healthy throughout ({threshold}).")
+            } else {
+                format!("Healthy so far ({threshold}).")
+            },
         )),
         _ => {}
     }
@@ -313,9 +337,9 @@ fn why(story: &Story, before: (f64, f64), now: (f64, f64)) -> String {
     let mut parts = vec![verdict_words(story, now)];
     let mean = |col: usize, (from, to): (f64, f64)| -> Option<f64> {
         let (mut s, mut w) = (0.0, 0.0);
-        for (k, row) in story.series.rows.iter().enumerate() {
+        for (k, row) in story.rows.iter().enumerate() {
             let start = row[0];
-            let end = story.series.rows.get(k + 1).map_or(story.end_s, |r| r[0]);
+            let end = story.rows.get(k + 1).map_or(story.end_s, |r| r[0]);
             let overlap = end.min(to) - start.max(from);
             if overlap > 0.0 && row[col].is_finite() {
                 s += row[col] * overlap;
@@ -324,7 +348,7 @@ fn why(story: &Story, before: (f64, f64), now: (f64, f64)) -> String {
         }
         (w > 0.0).then(|| s / w)
     };
-    let cols = &story.series.columns;
+    let cols = story.columns;
     let class_col = |class: usize, m: Measure| {
         cols.iter()
             .position(|c| c.owner == Owner::Class(class) && c.measure == m)
@@ -382,12 +406,7 @@ fn verdict_words(story: &Story, (from, to): (f64, f64)) -> String {
     let window = (secs_to_ns(from), secs_to_ns(to).min(end), end);
     let tally = Tally {
         deadline_s: shortest_deadline_s(story.cfg),
-        ..Tally::of_rows(
-            &story.series.columns,
-            &story.series.rows,
-            window,
-            story.class,
-        )
+        ..Tally::of_rows(story.columns, story.rows, window, story.class)
     };
     classify(&tally, false).to_string()
 }
@@ -405,7 +424,6 @@ fn queues_half_full(story: &Story) -> Vec<(f64, String)> {
             continue;
         }
         let Some(q) = story
-            .series
             .columns
             .iter()
             .position(|c| c.owner == Owner::Pool(i) && c.measure == Measure::QueueLen)
@@ -413,12 +431,11 @@ fn queues_half_full(story: &Story) -> Vec<(f64, String)> {
             continue;
         };
         let servers_col = story
-            .series
             .columns
             .iter()
             .position(|c| c.owner == Owner::Pool(i) && c.measure == Measure::Servers);
         let fixed = pool.shards as f64 * (1.0 + pool.replicas as f64);
-        for row in &story.series.rows {
+        for row in story.rows {
             let servers = servers_col.map_or(fixed, |c| row[c]).max(1.0);
             let places = servers * pool.queue_limit as f64;
             if row[q].is_finite() && row[q] >= 0.5 * places {

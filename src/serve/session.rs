@@ -19,8 +19,10 @@
 use super::text::{Design, Variant, duration_text, session_text};
 use crate::engine::time::{SimTime, ns_to_secs};
 use crate::experiment::measure::Gauge;
+use crate::experiment::run::narrative_of;
 use crate::model::metrics::Marker;
 use crate::model::{SimError, Simulation};
+use crate::report::narrative::Sentence;
 use crate::report::verdict::Verdict;
 use crate::scenario::{Loader, Scenario, ScenarioError};
 use serde::Serialize;
@@ -104,6 +106,8 @@ pub struct Live {
     pub share: Option<f64>,
     /// The verdict for people: `degraded: shedding 43% at the rate limit`.
     pub verdict_text: Option<String>,
+    /// The run so far told in words ([`crate::report::narrative`]), as in `summary.json`.
+    pub narrative: Vec<Sentence>,
     /// The actions so far, in order.
     pub log: Vec<Action>,
     pub error: Option<String>,
@@ -151,6 +155,7 @@ impl Live {
             cause: None,
             share: None,
             verdict_text: None,
+            narrative: vec![],
             log: vec![],
             error: None,
             rows: vec![],
@@ -458,6 +463,17 @@ impl Driver {
             live.rows.clear();
         }
         let have = live.rows.len();
+        let finished = error.is_none() && now >= sim.end_ns();
+        // Told again when a row is added (or the run starts over, or ends).
+        if have != rows.len() || live.run != self.run || (finished && live.status != "finished") {
+            live.narrative = narrative_of(
+                &self.current,
+                (&self.columns, rows),
+                &self.markers,
+                now,
+                finished,
+            );
+        }
         live.rows.extend_from_slice(&rows[have..]);
         live.run = self.run;
         live.seed = self.design.seed;

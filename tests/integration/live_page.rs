@@ -240,6 +240,14 @@ fn live_page_in_a_real_browser() {
           return v.className === 'verdict stuck' && v.textContent.startsWith('stuck: ') \
           && v.textContent.includes('timed out'); })()",
     );
+    // The run told as it happens (issue 24 item 4): the page lists the slowdown and the
+    // fall below healthy with its verdict, as the state's narrative says.
+    b.wait(
+        "the narrative tells the slowdown and the fall",
+        "(() => { const t = document.getElementById('narrative').textContent; \
+          return t.includes('Slowdown x4 (trigger) begins') && t.includes('falls below healthy') \
+          && t.includes('timed out'); })()",
+    );
     let good = b.eval(
         "(() => { const i = window.brink.info.columns.indexOf('request.goodput_per_s'); \
           const r = window.brink.rows.slice(-6); return r.reduce((s, x) => s + x[i], 0) / r.length; })()",

@@ -270,6 +270,31 @@ fn a_saved_session_replays_to_the_same_rows() {
     assert_eq!(status, 422, "{j}");
     let st = wait_for(a, "four minutes", |s| s["now_s"].as_f64() > Some(240.0));
     assert_eq!(st["healthy"], false, "stuck after the fired slowdown: {st}");
+    // The run so far in words (issue 24 item 4): the live-fired slowdown, the fall, and
+    // no end yet ("so far"), every sentence timed by now.
+    let told: Vec<&str> = st["narrative"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["text"].as_str().unwrap())
+        .collect();
+    assert!(told.iter().any(|t| t.contains("begins")), "{told:?}");
+    assert!(
+        told.iter().any(|t| t.contains("falls below healthy")),
+        "{told:?}"
+    );
+    assert!(
+        !told.iter().any(|t| t.contains("end of the run")),
+        "{told:?}"
+    );
+    let now = st["now_s"].as_f64().unwrap();
+    assert!(
+        st["narrative"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|x| x["t_s"].as_f64().unwrap() <= now)
+    );
     let (status, j) = control(
         a,
         r#"{"control": "set", "path": "class.request.rate_limit.rate", "value": 80}"#,

@@ -271,6 +271,18 @@ function showState(s) {
     v.className = "verdict " + s.verdict;
   }
   B.state = s;
+  // The run so far in words: redrawn when a sentence is added or changes.
+  const story = (s.narrative || []).map((x) => `${x.at}: ${x.text}`);
+  const told = $("narrative");
+  if (told.dataset.story !== story.join("\n")) {
+    told.dataset.story = story.join("\n");
+    told.innerHTML = "";
+    for (const line of story) {
+      const li = document.createElement("li");
+      li.textContent = line;
+      told.appendChild(li);
+    }
+  }
   const log = $("log");
   if (log.children.length !== s.log.length || redesigned) {
     log.innerHTML = "";
