@@ -21,7 +21,7 @@ pub fn region_words(r: Region) -> String {
 /// Whether a y range `y0..y1` is a share's (about 0 to 1), so that the collapse
 /// probability (0 to 1) is drawn on the same scale, with one axis.
 pub fn shares_scale(y0: f64, y1: f64) -> bool {
-    y0 >= -0.25 && y0 <= 0.0 && (1.0..=1.5).contains(&y1)
+    (-0.25..=0.0).contains(&y0) && (1.0..=1.5).contains(&y1)
 }
 
 /// The right-hand axis's range for the collapse probability beside a measure drawn over
@@ -148,7 +148,7 @@ fn ys_within(line: &[(i32, i32)], left: i32, right: i32) -> Vec<i32> {
         for x in [left.max(a), right.min(b)] {
             ys.push(at(x));
         }
-        for &(x, y) in &w[..] {
+        for &(x, y) in w {
             if x >= left && x <= right {
                 ys.push(y);
             }
