@@ -241,12 +241,22 @@ mod tests {
         let curve = vec![(0, 100), (200, 100), (210, 300), (400, 300)];
         // The box 0..100 wide, 16 high: at top 92 it would cover the curve; 120 is clear.
         assert_eq!(
-            clear_top(&[92, 120, 40], (0, 100, 16), &[curve.clone()], &[]),
+            clear_top(
+                &[92, 120, 40],
+                (0, 100, 16),
+                std::slice::from_ref(&curve),
+                &[]
+            ),
             120
         );
         // Over the drop every height between 100 and 300 is taken: 40 (above) is chosen.
         assert_eq!(
-            clear_top(&[150, 250, 40], (195, 260, 16), &[curve.clone()], &[]),
+            clear_top(
+                &[150, 250, 40],
+                (195, 260, 16),
+                std::slice::from_ref(&curve),
+                &[]
+            ),
             40
         );
         // A label already at 120: the next clear candidate.
