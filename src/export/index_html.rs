@@ -192,7 +192,15 @@ figure{margin:0}
 figcaption{font-size:.95em;margin-bottom:.3em}
 nav ul{padding-left:1.2em}
 footer{border-top:1px solid #ccc;margin-top:3em;padding-top:.5em;font-size:.9em;color:#555}
-@media (max-width:600px){body{padding:.5em}h1{font-size:1.4em}h2{font-size:1.2em}}
+.back{font-size:.92em;margin-top:1.5em}
+.fig{overflow-x:auto;max-width:100%}
+@media (max-width:600px){body{padding:.5em}h1{font-size:1.4em}h2{font-size:1.2em}
+table.glance,table.glance tbody,table.glance tr,table.glance td{display:block;width:100%}
+table.glance tr.head{display:none}
+table.glance tr{border:1px solid #ccc;margin:0 0 .6em}
+table.glance td{border:none;border-bottom:1px solid #eee;text-align:left;min-width:0}
+table.glance td::before{content:attr(data-label) \": \";font-weight:bold}
+.fig img{min-width:1180px;max-width:none}}
 ";
 
 /// A paragraph of links to `files` in `dir`.
@@ -207,12 +215,15 @@ fn file_links(out: &mut String, dir: &str, files: &[String]) {
     out.push_str("</p>\n");
 }
 
-/// A picture linked to its SVG (which zooms without blur).
+/// A picture linked to its SVG (which zooms without blur), in a box of its own: on a
+/// phone the picture keeps a width at which its text is at least 11 CSS px (its 14-15 px
+/// labels at 1,180 of its 1,500-1,600 px) and scrolls sideways inside that box, never the
+/// page.
 fn picture(out: &mut String, dir: &str, stem: &str, alt: &str) {
     let (d, s) = (esc(dir), esc(stem));
     let _ = writeln!(
         out,
-        "<a href=\"{d}/{s}.svg\"><img src=\"{d}/{s}.png\" alt=\"{}\" loading=\"lazy\"></a>",
+        "<div class=\"fig\"><a href=\"{d}/{s}.svg\"><img src=\"{d}/{s}.png\" alt=\"{}\" loading=\"lazy\"></a></div>",
         esc(alt)
     );
 }
@@ -240,17 +251,38 @@ fn run_view(out: &mut String, name: &str, run: &RunView) {
 }
 
 fn table(out: &mut String, rows: &[Vec<String>], text_cols: &[usize]) {
-    out.push_str("<div class=\"scroll\"><table>\n");
+    table_of(out, None, rows, text_cols)
+}
+
+/// A table; with a `class`, its header row is `tr.head` and every cell carries its
+/// column's heading as `data-label`, so that a phone's style can stack the cells of a
+/// row, each under its name (the "At a glance" table at 420 px).
+fn table_of(out: &mut String, class: Option<&str>, rows: &[Vec<String>], text_cols: &[usize]) {
+    match class {
+        Some(c) => {
+            let _ = writeln!(out, "<div class=\"scroll\"><table class=\"{c}\">");
+        }
+        None => out.push_str("<div class=\"scroll\"><table>\n"),
+    }
+    let heads: Vec<String> = rows.first().cloned().unwrap_or_default();
     for (i, row) in rows.iter().enumerate() {
         let tag = if i == 0 { "th" } else { "td" };
-        out.push_str("<tr>");
+        out.push_str(if i == 0 && class.is_some() {
+            "<tr class=\"head\">"
+        } else {
+            "<tr>"
+        });
         for (k, c) in row.iter().enumerate() {
-            let class = if text_cols.contains(&k) {
+            let class_attr = if text_cols.contains(&k) {
                 " class=\"text\""
             } else {
                 ""
             };
-            let _ = write!(out, "<{tag}{class}>{c}</{tag}>");
+            let label = match (class, i, heads.get(k)) {
+                (Some(_), 1.., Some(h)) => format!(" data-label=\"{}\"", esc(h)),
+                _ => String::new(),
+            };
+            let _ = write!(out, "<{tag}{class_attr}{label}>{c}</{tag}>");
         }
         out.push_str("</tr>\n");
     }
@@ -298,7 +330,7 @@ fn overview(out: &mut String, sections: &[Section]) {
         };
         rows.push(row);
     }
-    table(out, &rows, &[4]);
+    table_of(out, Some("glance"), &rows, &[4]);
 }
 
 /// The bytes of `index.html`.
@@ -314,11 +346,14 @@ pub fn index_html(page: &Page) -> Vec<u8> {
          might survive it. Its timeline shows a run over time; its tipping curve how much \
          load the design takes before a trigger tips it into a failure that lasts. \
          <b>Headroom</b> = tipping point / operating point: below 1, a trigger already \
-         tips the design over at its own load. Click a picture for its SVG.</p>\n\
-         <h2>At a glance</h2>\n"
+         tips the design over at its own load. Click a picture for its SVG.</p>\n"
     );
-    overview(&mut out, &page.sections);
-    out.push_str("<nav><ul>\n");
+    // The contents first, so that a phone reaches any scenario without the whole
+    // scroll; every section links back here.
+    out.push_str(
+        "<nav id=\"contents\">\n<h2>Contents</h2>\n<ul>\n\
+         <li><a href=\"#glance\">At a glance</a>: every scenario's headroom and verdict</li>\n",
+    );
     for s in &page.sections {
         let _ = writeln!(
             out,
@@ -327,7 +362,8 @@ pub fn index_html(page: &Page) -> Vec<u8> {
             esc(&s.title)
         );
     }
-    out.push_str("</ul></nav>\n");
+    out.push_str("</ul></nav>\n<h2 id=\"glance\">At a glance</h2>\n");
+    overview(&mut out, &page.sections);
     for s in &page.sections {
         section(&mut out, s);
     }
@@ -423,5 +459,5 @@ fn section(out: &mut String, s: &Section) {
         picture(out, &s.name, "phase", &format!("phase map of {}", s.name));
     }
     file_links(out, &s.name, &s.phase_files);
-    out.push_str("</section>\n");
+    out.push_str("<p class=\"back\"><a href=\"#contents\">back to contents</a></p>\n</section>\n");
 }

@@ -88,6 +88,50 @@ impl Mmc {
         self.mean_queue() / self.lambda + 1.0 / self.mu
     }
 
+    /// The probability that a request's sojourn (wait and service) exceeds `t` seconds:
+    /// it waits with probability C (Erlang C), an Exp(c mu - lambda) time, then is served
+    /// for an Exp(mu) time, so P(T > t) = (1 - C) e^(-mu t) + C P(W + S > t) with
+    /// P(W + S > t) = (a e^(-mu t) - mu e^(-a t)) / (a - mu), a = c mu - lambda
+    /// ((1 + mu t) e^(-mu t) when a = mu).
+    pub fn sojourn_tail(&self, t: f64) -> f64 {
+        let (mu, a) = (self.mu, self.c as f64 * self.mu - self.lambda);
+        let served = (-mu * t).exp();
+        let waited = if ((a - mu) / mu).abs() < 1e-9 {
+            (1.0 + mu * t) * served
+        } else {
+            (a * served - mu * (-a * t).exp()) / (a - mu)
+        };
+        let c = self.p_wait();
+        (1.0 - c) * served + c * waited
+    }
+
+    /// The `p` quantile of the sojourn in seconds (`p` = 0.99 for the p99 the timeline
+    /// plots), by bisection on [`Mmc::sojourn_tail`] (monotone in `t`) to a relative 1e-9.
+    pub fn sojourn_quantile_s(&self, p: f64) -> f64 {
+        let target = 1.0 - p.clamp(1e-12, 1.0 - 1e-12);
+        let mut hi = 1.0 / self.mu;
+        // The tail is at most e^(-min(mu, a) t) (1 + mu t): doubling reaches it in < 200 steps.
+        for _ in 0..200 {
+            if self.sojourn_tail(hi) <= target {
+                break;
+            }
+            hi *= 2.0;
+        }
+        let mut lo = 0.0;
+        for _ in 0..200 {
+            let mid = (lo + hi) / 2.0;
+            if self.sojourn_tail(mid) > target {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+            if hi - lo <= 1e-9 * hi {
+                break;
+            }
+        }
+        (lo + hi) / 2.0
+    }
+
     /// `M/M/1` or `M/M/c` with the number: how the reference lines are labelled.
     pub fn name(&self) -> String {
         if self.c == 1 {
@@ -132,6 +176,36 @@ mod tests {
             c: 1_000_000,
         };
         assert!(big.p_wait().is_finite() && big.p_wait() < 1e-6);
+    }
+
+    /// M/M/1: the sojourn is Exp(mu - lambda), so its p99 is ln(100) / (mu - lambda)
+    /// (46.05 s at rho 0.9, mu 1). M/M/4 at rho 0.8: the quantile's tail is 1% (the
+    /// definition) and the p50 lies below the mean (a right-skewed law).
+    #[test]
+    fn sojourn_quantiles() {
+        let m = Mmc {
+            lambda: 0.9,
+            mu: 1.0,
+            c: 1,
+        };
+        let p99 = m.sojourn_quantile_s(0.99);
+        assert!((p99 - 100f64.ln() / 0.1).abs() < 1e-6, "{p99}");
+        let m4 = Mmc {
+            lambda: 3.2,
+            mu: 1.0,
+            c: 4,
+        };
+        let q = m4.sojourn_quantile_s(0.99);
+        assert!((m4.sojourn_tail(q) - 0.01).abs() < 1e-9, "{q}");
+        assert!(q > 3.0 * m4.mean_sojourn_s(), "{q}");
+        assert!(m4.sojourn_quantile_s(0.5) < m4.mean_sojourn_s());
+        // a = mu exactly (c mu - lambda = mu): the Erlang form, still a 1% tail.
+        let eq = Mmc {
+            lambda: 1.0,
+            mu: 1.0,
+            c: 2,
+        };
+        assert!((eq.sojourn_tail(eq.sojourn_quantile_s(0.99)) - 0.01).abs() < 1e-9);
     }
 
     #[test]

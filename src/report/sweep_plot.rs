@@ -4,6 +4,8 @@
 //! (the table is the console's and the report page's). The phase map is drawn
 //! in [`super::phase_plot`], which shares the layout helpers here.
 
+mod layout;
+
 use super::figure::{self, Figure};
 use super::sweep::{Cell, Region, SweepReport, VariantTipping, sig3};
 use super::timeline::PALETTE;
@@ -149,7 +151,7 @@ impl Figure for TippingFigure<'_> {
     fn size(&self) -> (u32, u32) {
         let (cols, rows) = grid(self.0.variants.len());
         let w = if cols == 1 { 1100 } else { 1500 };
-        (w, 110 + 420 * rows as u32)
+        (w, 110 + (420 + LEGEND_H) * rows as u32)
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Res {
@@ -158,7 +160,7 @@ impl Figure for TippingFigure<'_> {
         let threshold = threshold_words(r.healthy_above, r.healthy_below);
         let what = format!(
             "{} after trigger [{}] against {}; {threshold}; {} seed(s), band = seed range",
-            r.measure,
+            layout::measure_words(&r.measure),
             r.trigger.join(", "),
             r.axis_name(),
             r.seeds
@@ -174,11 +176,16 @@ impl Figure for TippingFigure<'_> {
     }
 }
 
+/// The height of a tipping panel's legend strip, under its plot.
+const LEGEND_H: u32 = 44;
+
 fn draw_tipping_panel<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
+    whole: &DrawingArea<DB, Shift>,
     r: &SweepReport,
     v: &super::sweep::VariantTipping,
 ) -> Res {
+    let (_, h) = whole.dim_in_pixel();
+    let (area, legend_area) = whole.split_vertically(h.saturating_sub(LEGEND_H));
     let values: Vec<f64> = v.points.iter().map(|c| c.value).collect();
     let xr = x_range(&values);
     let thr = r.healthy_above.or(r.healthy_below).unwrap_or(0.0);
@@ -199,8 +206,20 @@ fn draw_tipping_panel<DB: DrawingBackend>(
         (a.min(x), b.max(x))
     });
     let pad = ((hi - lo) * 0.12).max(1e-9);
-    let (y0, y1) = (lo.min(0.0), hi + pad);
-    let mut chart = ChartBuilder::on(area)
+    let y1 = hi + pad;
+    // A little room below zero, so that a curve at 0 is drawn apart from the axis.
+    let y0 = lo.min(0.0) - (y1 - lo.min(0.0)) * 0.04;
+    let fit = v.collapse_fit;
+    // One y scale when the measure is a share; else a right-hand axis whose ticks fall
+    // on the left-hand gridlines.
+    let shared = layout::shares_scale(y0, y1);
+    let (s0, s1) = if shared {
+        (y0, y1)
+    } else {
+        layout::probability_range(y0, y1)
+    };
+    let measure = layout::measure_words(&r.measure);
+    let mut chart = ChartBuilder::on(&area)
         .caption(
             format!(
                 "{}: headroom {}{}",
@@ -213,10 +232,10 @@ fn draw_tipping_panel<DB: DrawingBackend>(
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(60)
-        .right_y_label_area_size(if v.collapse_fit.is_some() { 60 } else { 0 })
+        .right_y_label_area_size(if fit.is_some() && !shared { 60 } else { 0 })
         .build_cartesian_2d(xr.0..xr.1, y0..y1)
         .map_err(err)?
-        .set_secondary_coord(xr.0..xr.1, 0.0..1.0);
+        .set_secondary_coord(xr.0..xr.1, s0..s1);
     // Regions first, under everything else.
     let edges = bands(&values, xr);
     for (c, (a, b)) in v.points.iter().zip(&edges) {
@@ -231,10 +250,15 @@ fn draw_tipping_panel<DB: DrawingBackend>(
         .configure_mesh()
         .light_line_style(RGBColor(235, 235, 235))
         .label_style(("sans-serif", 14))
+        .y_labels(Y_LABELS)
         .x_label_formatter(&|v| crate::engine::number::tick_label(*v))
         .y_label_formatter(&|v| crate::engine::number::tick_label(*v))
         .x_desc(axis_label(r.axis_name(), &r.unit))
-        .y_desc(r.measure.clone())
+        .y_desc(if shared && fit.is_some() {
+            format!("{measure}; collapse probability")
+        } else {
+            measure
+        })
         .draw()
         .map_err(err)?;
     chart
@@ -243,11 +267,16 @@ fn draw_tipping_panel<DB: DrawingBackend>(
             BLACK.mix(0.5).stroke_width(1),
         )))
         .map_err(err)?;
+    let px_of = |chart: &ChartContext<DB, _>, pts: &[(f64, f64)]| -> Vec<(i32, i32)> {
+        pts.iter().map(|p| chart.backend_coord(p)).collect()
+    };
+    // The curves in pixels, which the points' labels keep clear of.
+    let mut curves: Vec<Vec<(i32, i32)>> = vec![px_of(&chart, &[(xr.0, thr), (xr.1, thr)])];
     let branches: [(&str, RGBColor, SpreadOf); 2] = [
         ("baseline", PALETTE[0], |c| &c.baseline),
         ("triggered", PALETTE[3], |c| &c.triggered),
     ];
-    for (name, color, get) in branches {
+    for (_, color, get) in branches {
         let band: Vec<(f64, f64, f64)> = v
             .points
             .iter()
@@ -268,26 +297,28 @@ fn draw_tipping_panel<DB: DrawingBackend>(
             .iter()
             .filter_map(|c| Some((c.value, get(c).mean?)))
             .collect();
-        let style = color.stroke_width(2);
+        curves.push(px_of(&chart, &line));
         chart
-            .draw_series(LineSeries::new(line.clone(), style))
-            .map_err(err)?
-            .label(name)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+            .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))
+            .map_err(err)?;
         chart
             .draw_series(line.iter().map(|p| Circle::new(*p, 3, color.filled())))
             .map_err(err)?;
     }
-    // The fitted collapse probability on the right-hand axis, and each probe's observed
-    // share as a ring: where the seeds put the crossing, and how sure each probe is.
-    if let Some(fit) = v.collapse_fit {
-        chart
-            .configure_secondary_axes()
-            .y_label_formatter(&|v| crate::engine::number::tick_label(*v))
-            .y_desc("collapse probability (fitted curve, probes)")
-            .label_style(("sans-serif", 14))
-            .draw()
-            .map_err(err)?;
+    // The fitted collapse probability (on the measure's scale when it is a share, else on
+    // the right-hand axis), and each probe's observed share as a ring: where the seeds
+    // put the crossing, and how sure each probe is.
+    if let Some(fit) = fit {
+        if !shared {
+            chart
+                .configure_secondary_axes()
+                .y_labels(Y_LABELS)
+                .y_label_formatter(&|v| crate::engine::number::tick_label(*v))
+                .y_desc("collapse probability (fitted curve, probes)")
+                .label_style(("sans-serif", 14))
+                .draw()
+                .map_err(err)?;
+        }
         let color = region_color(Region::Metastable);
         let curve: Vec<(f64, f64)> = (0..=200)
             .map(|k| {
@@ -295,12 +326,11 @@ fn draw_tipping_panel<DB: DrawingBackend>(
                 (x, fit.at(x))
             })
             .collect();
+        curves.push(px_of(chart.borrow_secondary(), &curve));
         let style = color.stroke_width(2);
         chart
             .draw_secondary_series(DashedLineSeries::new(curve, 6, 4, style))
-            .map_err(err)?
-            .label("collapse probability (fit)")
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+            .map_err(err)?;
         chart
             .draw_secondary_series(
                 v.points.iter().map(|c| {
@@ -309,36 +339,45 @@ fn draw_tipping_panel<DB: DrawingBackend>(
             )
             .map_err(err)?;
     }
-    // Text goes over the curves and lines, so that it stays readable. Each run of cells
-    // in one region named once, centred over it but kept inside the plot; names that
-    // would overprint (narrow regions side by side) stack downwards.
+    // Text goes over the curves and lines, so that it stays readable. Each region named
+    // once, centred over it (layout::region_labels: never over another name).
     let (px, py) = chart.plotting_area().get_pixel_range();
     let to_x =
         |p: i32| xr.0 + (p - px.start) as f64 / (px.end - px.start).max(1) as f64 * (xr.1 - xr.0);
-    let line_h = (y1 - y0) * 18.0 / (py.end - py.start).max(1) as f64;
-    let mut names = Vec::new();
-    let mut i = 0;
-    while i < v.points.len() {
-        let mut j = i;
-        while j + 1 < v.points.len() && v.points[j + 1].state == v.points[i].state {
-            j += 1;
-        }
-        let state = v.points[i].state;
-        let font: TextStyle = ("sans-serif", 15).into_font().color(&region_color(state));
-        let width = area
-            .estimate_text_size(state.name(), &font)
-            .map_or(80, |s| s.0 as i32);
-        let mid = chart
-            .backend_coord(&((edges[i].0 + edges[j].1) / 2.0, y1))
-            .0;
-        let left = centred_within(mid, width, (px.start, px.end));
-        names.push((state.name(), font, left, left + width));
-        i = j + 1;
+    let to_y = |p: i32| y1 - (p - py.start) as f64 / (py.end - py.start).max(1) as f64 * (y1 - y0);
+    let region_font =
+        |state: Region| -> TextStyle { ("sans-serif", 15).into_font().color(&region_color(state)) };
+    let name_width = |state: Region| {
+        area.estimate_text_size(&layout::region_words(state), &region_font(state))
+            .map_or(80, |s| s.0 as i32)
+    };
+    let states: Vec<Region> = v.points.iter().map(|c| c.state).collect();
+    let spans: Vec<(i32, i32)> = edges
+        .iter()
+        .map(|(a, b)| {
+            (
+                chart.backend_coord(&(*a, y1)).0,
+                chart.backend_coord(&(*b, y1)).0,
+            )
+        })
+        .collect();
+    for (state, left) in layout::region_labels(&states, &spans, name_width) {
+        let left = centred_within(
+            left + name_width(state) / 2,
+            name_width(state),
+            (px.start, px.end),
+        );
+        chart
+            .draw_series(std::iter::once(Text::new(
+                layout::region_words(state),
+                (to_x(left), to_y(py.start + 4)),
+                region_font(state),
+            )))
+            .map_err(err)?;
     }
-    // The points' lines, then the region names, then the points' labels: each beside its
-    // line, never on it (right of the line, or left of it when it would run into the
-    // right-hand axis), on a pale box over every line (the tipping and overload points
-    // can be a few pixels apart).
+    // The points' lines, then their labels: each beside its line (right of it, or left
+    // near the right-hand axis), at the first height clear of the curves and of the other
+    // labels (layout::clear_top), on a pale box over the other points' lines.
     let markers = [
         ("operating", Some(v.operating_point), BLACK),
         ("tipping", v.tipping_point, region_color(Region::Metastable)),
@@ -353,8 +392,14 @@ fn draw_tipping_panel<DB: DrawingBackend>(
             region_color(Region::Overloaded),
         ),
     ];
+    let label_h = 18;
+    let candidates: Vec<i32> = (0..)
+        .map(|k| py.start + 26 + k * (label_h + 2))
+        .take_while(|t| *t + label_h < py.end - 2)
+        .collect();
+    let mut taken: Vec<(i32, i32, i32)> = Vec::new();
     let mut labels = Vec::new();
-    for (k, (name, x, color)) in markers.into_iter().enumerate() {
+    for (name, x, color) in markers {
         let Some(x) = x.filter(|x| *x >= xr.0 && *x <= xr.1) else {
             continue;
         };
@@ -371,38 +416,118 @@ fn draw_tipping_panel<DB: DrawingBackend>(
             .map_or(100, |s| s.0 as i32);
         let at = chart.backend_coord(&(x, y0)).0;
         let left = beside(at, width, px.end);
-        let y = y0 + (y1 - y0) * (0.08 + 0.07 * k as f64);
-        labels.push((text, font, left, width, y));
+        let top = layout::clear_top(
+            &candidates,
+            (left - 2, left + width + 2, label_h),
+            &curves,
+            &taken,
+        );
+        taken.push((left - 2, left + width + 2, top));
+        labels.push((text, font, left, width, top));
     }
-    let spans: Vec<(i32, i32)> = names.iter().map(|n| (n.2, n.3)).collect();
-    for ((name, font, left, _), row) in names.into_iter().zip(super::markers::label_rows(&spans)) {
-        chart
-            .draw_series(std::iter::once(Text::new(
-                name.to_string(),
-                (to_x(left), y1 - (y1 - y0) * 0.03 - row as f64 * line_h),
-                font,
-            )))
-            .map_err(err)?;
-    }
-    for (text, font, left, width, y) in labels {
+    for (text, font, left, width, top) in labels {
         chart
             .draw_series(std::iter::once(Rectangle::new(
-                [(to_x(left - 2), y), (to_x(left + width + 2), y - line_h)],
+                [
+                    (to_x(left - 2), to_y(top)),
+                    (to_x(left + width + 2), to_y(top + label_h)),
+                ],
                 WHITE.mix(0.9).filled(),
             )))
             .map_err(err)?;
         chart
-            .draw_series(std::iter::once(Text::new(text, (to_x(left), y), font)))
+            .draw_series(std::iter::once(Text::new(
+                text,
+                (to_x(left), to_y(top + 1)),
+                font,
+            )))
             .map_err(err)?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::MiddleRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.3))
-        .label_font(("sans-serif", 14))
-        .draw()
-        .map_err(err)?;
+    draw_legend(&legend_area, fit.is_some(), shared, &states)
+}
+
+/// How many y labels the tipping picture asks plotters for, on both axes alike.
+const Y_LABELS: usize = 8;
+
+/// The legend under a tipping panel, outside the data: the branches, the fit, the
+/// threshold, and the regions the panel shows (so a region too narrow to be named is
+/// still told by its colour). Entries wrap to a second line.
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    fit: bool,
+    shared: bool,
+    states: &[Region],
+) -> Res {
+    enum Mark {
+        Line(RGBColor, bool),
+        Swatch(RGBColor),
+    }
+    let mut entries: Vec<(String, Mark)> = vec![
+        ("baseline".into(), Mark::Line(PALETTE[0], false)),
+        ("triggered".into(), Mark::Line(PALETTE[3], false)),
+    ];
+    if fit {
+        let words = if shared {
+            "collapse probability (fit; rings: probes)"
+        } else {
+            "collapse probability (fit, right axis; rings: probes)"
+        };
+        entries.push((
+            words.into(),
+            Mark::Line(region_color(Region::Metastable), true),
+        ));
+    }
+    entries.push((
+        "healthy threshold".into(),
+        Mark::Line(RGBColor(128, 128, 128), false),
+    ));
+    let mut seen: Vec<Region> = Vec::new();
+    for s in states {
+        if !seen.contains(s) {
+            seen.push(*s);
+        }
+    }
+    entries.extend(
+        seen.into_iter()
+            .map(|s| (layout::region_words(s), Mark::Swatch(region_color(s)))),
+    );
+    let (w, _) = area.dim_in_pixel();
+    let font: TextStyle = ("sans-serif", 14).into_font().into();
+    let (mut x, mut y) = (72i32, 10i32);
+    for (text, mark) in entries {
+        let tw = area
+            .estimate_text_size(&text, &font)
+            .map_or(80, |s| s.0 as i32);
+        if x + 26 + tw > w as i32 - 8 && x > 72 {
+            x = 72;
+            y += 18;
+        }
+        match mark {
+            Mark::Line(c, dashed) if dashed => area
+                .draw(&plotters::element::DashedPathElement::new(
+                    vec![(x, y + 7), (x + 20, y + 7)],
+                    6,
+                    3,
+                    c.stroke_width(2),
+                ))
+                .map_err(err)?,
+            Mark::Line(c, _) => area
+                .draw(&PathElement::new(
+                    vec![(x, y + 7), (x + 20, y + 7)],
+                    c.stroke_width(2),
+                ))
+                .map_err(err)?,
+            Mark::Swatch(c) => area
+                .draw(&Rectangle::new(
+                    [(x, y + 1), (x + 20, y + 13)],
+                    c.mix(0.35).filled(),
+                ))
+                .map_err(err)?,
+        }
+        area.draw(&Text::new(text, (x + 26, y), font.clone()))
+            .map_err(err)?;
+        x += 26 + tw + 16;
+    }
     Ok(())
 }
 

@@ -4,6 +4,7 @@
 //! axes' numbers in `axis.rs`; this file lays out and draws the picture.
 
 pub(crate) mod axis;
+pub mod layout;
 mod panels;
 mod style;
 
@@ -21,7 +22,7 @@ pub use panels::{Panel, default_panels, ratio_title};
 pub use style::{Dash, Line, PALETTE};
 
 /// Writes `<stem>.png` and `<stem>.svg` into `dir` for rows and markers within
-/// `[from, to)` seconds.
+/// `[from, to)` seconds; the title names the window ([`layout::zoom_title`]).
 pub fn write_window(
     dir: &Path,
     stem: &str,
@@ -50,7 +51,8 @@ pub fn write_window(
         .cloned()
         .collect();
     let panels = default_panels(&window, theory);
-    write_named(dir, stem, title, &window, &marks, &panels)
+    let title = layout::zoom_title(title, from, to);
+    write_named(dir, stem, &title, &window, &marks, &panels)
 }
 
 /// Writes `timeline.png` and `timeline.svg` into `dir`.
@@ -166,21 +168,23 @@ fn draw<DB: DrawingBackend>(
             .flat_map(|l| l.values.iter().copied())
             .filter(|v| v.is_finite())
             .fold(0.0f64, f64::max);
-        let y_max = y_top(panel.y_max, data_max, panel.integer);
+        let whole = layout::whole_ticks(panel.integer, data_max);
+        let y_max = y_top(panel.y_max, data_max, whole);
+        let y_min = layout::y_floor(y_max);
         let mut chart = ChartBuilder::on(&plot)
             .caption(&panel.title, ("sans-serif", 20))
             .margin_left(10)
             .margin_right(20)
             .x_label_area_size(if last { 45 } else { 25 })
             .y_label_area_size(80)
-            .build_cartesian_2d(t0 / unit..span / unit, 0.0..y_max)
+            .build_cartesian_2d(t0 / unit..span / unit, y_min..y_max)
             .map_err(e)?;
         let y_fmt = |y: &f64| tick_label(*y);
         let mut mesh = chart.configure_mesh();
         mesh.light_line_style(RGBColor(235, 235, 235))
             .label_style(("sans-serif", 15))
             .x_label_formatter(&x_fmt)
-            .y_labels(y_labels(y_max, panel.integer))
+            .y_labels(y_labels(y_max, whole))
             .y_label_formatter(&y_fmt);
         if last {
             mesh.x_desc(if span >= 3600.0 {
@@ -199,7 +203,7 @@ fn draw<DB: DrawingBackend>(
                     };
                     chart
                         .draw_series(std::iter::once(Rectangle::new(
-                            [(a / unit, 0.0), (b / unit, y_max)],
+                            [(a / unit, y_min), (b / unit, y_max)],
                             RGBColor(214, 39, 40).mix(0.13).filled(),
                         )))
                         .map_err(e)?;
@@ -209,7 +213,7 @@ fn draw<DB: DrawingBackend>(
                     let x0 = m.start_s / unit;
                     chart
                         .draw_series(std::iter::once(PathElement::new(
-                            vec![(x0, 0.0), (x0, y_max)],
+                            vec![(x0, y_min), (x0, y_max)],
                             BLACK.mix(0.6).stroke_width(1),
                         )))
                         .map_err(e)?;
@@ -234,7 +238,7 @@ fn draw<DB: DrawingBackend>(
         // A number starts 3 pixels right of its line, so that the line does not cross it.
         let (plot_w, plot_h) = chart.plotting_area().dim_in_pixel();
         let nudge = 3.0 * (span - t0) / unit / plot_w.max(1) as f64;
-        let line_h = y_max * 16.0 / plot_h.max(1) as f64;
+        let line_h = (y_max - y_min) * 16.0 / plot_h.max(1) as f64;
         let rows = super::markers::label_rows(&spans);
         for ((text, x0), row) in numbers.into_iter().zip(rows) {
             chart
@@ -246,7 +250,11 @@ fn draw<DB: DrawingBackend>(
                 .map_err(e)?;
         }
         let plotting = chart.plotting_area();
-        for line in &panel.lines {
+        let on_top: Vec<bool> = panel.lines.iter().map(|l| l.on_top).collect();
+        for line in layout::draw_order(&on_top)
+            .into_iter()
+            .map(|i| &panel.lines[i])
+        {
             // A missing value (no successful request in a step) breaks the line.
             let mut segments: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
             for (t, v) in mids.iter().zip(&line.values) {

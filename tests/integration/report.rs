@@ -326,3 +326,130 @@ fn numbers_for_people_carry_three_significant_figures() {
     let csv = std::fs::read_to_string(out.join("awkward/tipping.csv")).unwrap();
     assert!(csv.contains("1.2345"), "{csv}");
 }
+
+/// The page on a phone (issue 24 item 3): a table of contents before everything else whose
+/// anchors all resolve, a link back to it from every scenario's section, the "At a glance"
+/// cells labelled with their column (`data-label`) and stacked by a media query at phone
+/// widths, and every picture in a box of its own that keeps its text readable.
+#[test]
+fn the_page_reads_on_a_phone() {
+    let dir = tempfile::tempdir().unwrap();
+    let scen = dir.path().join("scenarios");
+    std::fs::create_dir(&scen).unwrap();
+    std::fs::write(scen.join("small.toml"), SWEPT).unwrap();
+    std::fs::write(scen.join("plain.toml"), PLAIN).unwrap();
+    let out = dir.path().join("out");
+    let o = brink(["all", "--dir"])
+        .arg(&scen)
+        .arg("--out")
+        .arg(&out)
+        .run();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let body = &page[page.find("<body>").unwrap()..];
+    // The contents come first: before the glance table and every section.
+    let toc = body
+        .find("<nav id=\"contents\">")
+        .expect("a table of contents");
+    let toc_end = toc + body[toc..].find("</nav>").unwrap();
+    let glance = body
+        .find("<table class=\"glance\">")
+        .expect("the glance table");
+    let first_section = body.find("<section").unwrap();
+    assert!(toc < glance && toc < first_section, "{body}");
+    // Every entry of the contents resolves to an id on the page, one per scenario and
+    // the glance table.
+    let entries = attributes(&body[toc..toc_end], "href");
+    assert_eq!(entries.len(), 3, "{entries:?}");
+    for e in &entries {
+        let anchor = e.strip_prefix('#').expect("an anchor");
+        assert_eq!(
+            page.matches(&format!(" id=\"{anchor}\"")).count(),
+            1,
+            "#{anchor}"
+        );
+    }
+    // Every section links back to the contents.
+    let sections: Vec<&str> = body.split("<section").skip(1).collect();
+    assert_eq!(sections.len(), 2);
+    for s in &sections {
+        let s = &s[..s.find("</section>").unwrap()];
+        assert!(
+            s.contains("<a href=\"#contents\">back to contents</a>"),
+            "{s}"
+        );
+    }
+    // The glance table: every cell names its column, and a phone's media query stacks
+    // the cells, hides the heading row and shows each cell's name.
+    let table = &body[glance..glance + body[glance..].find("</table>").unwrap()];
+    let heads: Vec<&str> = table
+        .split("<th")
+        .skip(1)
+        .map(|c| &c[c.find('>').unwrap() + 1..c.find("</th>").unwrap()])
+        .collect();
+    assert_eq!(heads[3], "headroom");
+    assert_eq!(heads[4], "verdict");
+    let rows: Vec<&str> = table.split("<tr>").skip(1).collect();
+    assert_eq!(rows.len(), 2, "{table}");
+    for row in rows {
+        let labels = attributes(row, "data-label");
+        assert_eq!(labels, heads, "{row}");
+    }
+    let style = &page[page.find("<style>").unwrap()..page.find("</style>").unwrap()];
+    let phone = &style[style
+        .find("@media (max-width:600px)")
+        .expect("a phone's media query")..];
+    for rule in [
+        "table.glance td{display:block",
+        "table.glance tr.head{display:none}",
+        "content:attr(data-label)",
+        ".fig img{min-width:1180px",
+    ] {
+        let squeezed: String = phone.split_whitespace().collect();
+        let rule: String = rule.split_whitespace().collect();
+        assert!(squeezed.contains(&rule), "{rule} in {phone}");
+    }
+    // Every picture in its box: it scrolls there on a phone, never the page.
+    let imgs = page.matches("<img ").count();
+    assert!(imgs >= 4);
+    assert_eq!(page.matches("<div class=\"fig\"><a href=").count(), imgs);
+}
+
+/// The pictures' words (issue 24 item 2): the tipping picture names its measure in words
+/// (not the raw key), the zoomed timeline names its window in its title, and the timeline
+/// of a run whose latency stays below a second reads it in ms.
+#[test]
+fn pictures_name_their_measure_window_and_units_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let scen = dir.path().join("scenarios");
+    std::fs::create_dir(&scen).unwrap();
+    std::fs::write(scen.join("small.toml"), SWEPT).unwrap();
+    let out = dir.path().join("out");
+    let o = brink(["all", "--dir"])
+        .arg(&scen)
+        .arg("--out")
+        .arg(&out)
+        .run();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let svg = |name: &str| std::fs::read_to_string(out.join("small").join(name)).unwrap();
+    let tipping = svg("tipping.svg");
+    assert!(
+        tipping.contains("goodput ratio of request"),
+        "measure in words"
+    );
+    assert!(!tipping.contains("goodput_ratio.request"), "the raw key");
+    // The legend names the regions (a region too narrow for its name is told by colour).
+    assert!(tipping.contains("healthy threshold"));
+    let zoom = svg("timeline-zoom.svg");
+    assert!(
+        zoom.contains("Small: a slowdown and retries: zoom 0:05 to 0:25"),
+        "the zoom's window in its title"
+    );
+    let timeline = svg("timeline.svg");
+    assert!(!timeline.contains("Small: a slowdown and retries: zoom"));
+    // Service of 100 ms, two workers at a rate of 5: p99 well below a second.
+    assert!(
+        timeline.contains("Latency p99 of successful requests (ms)"),
+        "latency in ms"
+    );
+}

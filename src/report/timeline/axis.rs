@@ -86,7 +86,8 @@ mod tests {
             let top = y_top(None, data_max, true);
             assert_eq!(top, top.round());
             assert!(top >= data_max);
-            let ticks = RangedCoordf64::from(0.0..top).key_points(y_labels(top, true));
+            let ticks = RangedCoordf64::from(super::super::layout::y_floor(top)..top)
+                .key_points(y_labels(top, true));
             assert!(ticks.len() >= 2, "top {top}: {ticks:?}");
             for t in &ticks {
                 assert_eq!(*t, t.round(), "top {top}: tick {t}");

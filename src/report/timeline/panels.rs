@@ -2,6 +2,7 @@
 //! columns by their [`Measure`], each line styled and labelled, empty panels left out.
 
 use super::axis::sig3;
+use super::layout;
 use super::style::{Dash, Line, Series, reference, series, styled};
 use crate::model::metrics::TimeSeries;
 use crate::report::queueing::Mmc;
@@ -71,11 +72,12 @@ pub fn default_panels(ts: &TimeSeries, theory: Option<&Mmc>) -> Vec<Panel> {
     let classes: Vec<(String, Owner)> = of(Measure::Goodput)
         .map(|(c, i)| (c, ts.columns[i].owner))
         .collect();
-    let mut rates = Vec::new();
-    let mut rate_measures: Vec<&str> = Vec::new();
+    // Each class's rate lines, kept apart so that classes of different scales can take
+    // panels of their own.
+    let mut class_rates: Vec<Vec<Series>> = Vec::new();
     let mut latency = Vec::new();
     let mut users = Vec::new();
-    for (c, owner) in &classes {
+    for (k, (c, owner)) in classes.iter().enumerate() {
         let get = |m: Measure| {
             ts.columns
                 .iter()
@@ -83,7 +85,7 @@ pub fn default_panels(ts: &TimeSeries, theory: Option<&Mmc>) -> Vec<Panel> {
                 .map(|k| ts.values(k))
         };
         // Each measure its own dash (the order of Dash::CYCLE); failed and rejected
-        // only when some request failed or was rejected.
+        // only when some request failed or was rejected, drawn over the others.
         let measures = [
             (Measure::Goodput, "goodput", true),
             (Measure::Offered, "offered", true),
@@ -91,15 +93,18 @@ pub fn default_panels(ts: &TimeSeries, theory: Option<&Mmc>) -> Vec<Panel> {
             (Measure::Failed, "failed", false),
             (Measure::Rejected, "rejected", false),
         ];
+        let mut mine = Vec::new();
         for ((m, word, always), dash) in measures.into_iter().zip(Dash::CYCLE) {
             if let Some(v) = get(m).filter(|v| always || nonzero(v)) {
-                rates.push(Series {
+                mine.push(Series {
                     dash: Some(dash),
+                    class: Some(k),
+                    on_top: matches!(m, Measure::Failed | Measure::Rejected),
                     ..series(format!("{c} {word}"), v, m == Measure::Goodput)
                 });
-                rate_measures.push(word);
             }
         }
+        class_rates.push(mine);
         if let Some(v) = get(Measure::LatencyP99) {
             latency.push(series(format!("{c} p99"), v, true));
         }
@@ -107,11 +112,41 @@ pub fn default_panels(ts: &TimeSeries, theory: Option<&Mmc>) -> Vec<Panel> {
             users.push(series(format!("{c} users waiting"), v, true));
         }
     }
-    let order = ["offered", "attempts", "goodput", "failed", "rejected"];
-    let present: Vec<&str> = order
-        .into_iter()
-        .filter(|w| rate_measures.contains(w))
-        .collect();
+    let peak = |lines: &[Series]| {
+        lines
+            .iter()
+            .flat_map(|l| l.values.iter().copied())
+            .filter(|v| v.is_finite())
+            .fold(0.0f64, f64::max)
+    };
+    let maxes: Vec<f64> = class_rates.iter().map(|r| peak(r)).collect();
+    let groups = layout::scale_groups(&maxes);
+    let several = groups.len() > 1;
+    let mut rate_panels = Vec::new();
+    let mut class_rates: Vec<Option<Vec<Series>>> = class_rates.into_iter().map(Some).collect();
+    for group in groups {
+        let lines: Vec<Series> = group
+            .iter()
+            .filter_map(|&k| class_rates[k].take())
+            .flatten()
+            .collect();
+        let order = ["offered", "attempts", "goodput", "failed", "rejected"];
+        let present: Vec<&str> = order
+            .into_iter()
+            .filter(|w| lines.iter().any(|l| l.label.ends_with(&format!(" {w}"))))
+            .collect();
+        // A panel of its own names its classes (the small ones' scale differs).
+        let whose = if several {
+            let names: Vec<&str> = group.iter().map(|&k| classes[k].0.as_str()).collect();
+            format!(" ({})", and_list(&names))
+        } else {
+            String::new()
+        };
+        rate_panels.push((
+            format!("Requests per second{whose}: {}", and_list(&present)),
+            styled(lines),
+        ));
+    }
     // The queue of each pool: where a backlog builds.
     let queues: Vec<Series> = of(Measure::QueueLen)
         .map(|(pool, col)| series(format!("{pool} queued"), ts.values(col), true))
@@ -173,6 +208,12 @@ pub fn default_panels(ts: &TimeSeries, theory: Option<&Mmc>) -> Vec<Panel> {
         ratios.push(series(label, ts.values(col), true));
     }
     let mut queue_lines = styled(queues);
+    // Latency in ms when every value is below a second (theory's line included).
+    let theory_p99 = theory.map(|m| m.sojourn_quantile_s(0.99));
+    let (scale, unit) = layout::latency_unit(peak(&latency).max(theory_p99.unwrap_or(0.0)));
+    for l in &mut latency {
+        l.values.iter_mut().for_each(|v| *v *= scale);
+    }
     let mut latency_lines = styled(latency);
     if let Some(m) = theory {
         queue_lines.push(reference(
@@ -184,13 +225,16 @@ pub fn default_panels(ts: &TimeSeries, theory: Option<&Mmc>) -> Vec<Panel> {
             m.mean_queue(),
             n_rows,
         ));
+        // The simulated line is a p99, so theory's is the p99 of the sojourn (its mean
+        // would sit far below and seem to disagree).
+        let p99 = theory_p99.unwrap_or(0.0);
         latency_lines.push(reference(
             format!(
-                "theory: mean sojourn {} s ({})",
-                sig3(m.mean_sojourn_s()),
+                "theory: p99 sojourn {} {unit} ({})",
+                sig3(p99 * scale),
                 m.name()
             ),
-            m.mean_sojourn_s(),
+            p99 * scale,
             n_rows,
         ));
     }
@@ -200,13 +244,11 @@ pub fn default_panels(ts: &TimeSeries, theory: Option<&Mmc>) -> Vec<Panel> {
         y_max,
         integer,
     };
-    let panels = vec![
-        panel(
-            format!("Requests per second: {}", and_list(&present)),
-            styled(rates),
-            None,
-            false,
-        ),
+    let mut panels: Vec<Panel> = rate_panels
+        .into_iter()
+        .map(|(title, lines)| panel(title, lines, None, false))
+        .collect();
+    panels.extend([
         panel(
             "Queued queries per pool (time-average)".into(),
             queue_lines,
@@ -221,9 +263,9 @@ pub fn default_panels(ts: &TimeSeries, theory: Option<&Mmc>) -> Vec<Panel> {
         ),
         panel(
             if theory.is_some() {
-                "Latency p99 of successful requests (s), and the theoretical mean".into()
+                format!("Latency p99 of successful requests ({unit}), and the theoretical p99")
             } else {
-                "Latency p99 of successful requests (s)".into()
+                format!("Latency p99 of successful requests ({unit})")
             },
             latency_lines,
             None,
@@ -253,7 +295,7 @@ pub fn default_panels(ts: &TimeSeries, theory: Option<&Mmc>) -> Vec<Panel> {
             None,
             true,
         ),
-    ];
+    ]);
     panels.into_iter().filter(|p| !p.lines.is_empty()).collect()
 }
 
@@ -314,8 +356,10 @@ mod tests {
             .filter(|l| l.starts_with("theory:"))
             .collect();
         assert_eq!(refs.len(), 2, "{mm1:?}");
+        // The queue's line is a time-average (theory's mean queued, 8.1); the latency's
+        // a p99 (theory's p99 sojourn, ln 100 / (mu - lambda) = 46.1 s).
         assert!(
-            refs[0].contains("8.1") && refs[1].contains("10 s"),
+            refs[0].contains("mean queued 8.1") && refs[1].contains("p99 sojourn 46.1 s"),
             "{refs:?}"
         );
     }

@@ -61,6 +61,9 @@ pub struct Line {
     pub dash: Dash,
     /// Stroke width in pixels.
     pub width: u32,
+    /// Drawn after the panel's other lines (failed, rejected), so that it shows where it
+    /// coincides with them.
+    pub on_top: bool,
 }
 
 /// A line before it is styled: its label, values, whether it is the panel's main line,
@@ -71,6 +74,11 @@ pub(super) struct Series {
     pub(super) values: Vec<f64>,
     pub(super) bold: bool,
     pub(super) dash: Option<Dash>,
+    /// The class a request line belongs to (its index among the panel's classes): on a
+    /// panel of several classes each class keeps one colour and each measure one dash.
+    pub(super) class: Option<usize>,
+    /// Failed and rejected: drawn last, wider, in a colour of its own.
+    pub(super) on_top: bool,
 }
 
 pub(super) fn series(label: String, values: Vec<f64>, bold: bool) -> Series {
@@ -79,25 +87,56 @@ pub(super) fn series(label: String, values: Vec<f64>, bold: bool) -> Series {
         values,
         bold,
         dash: None,
+        class: None,
+        on_top: false,
     }
 }
 
-/// The colours of data lines: the Okabe-Ito colours and grey; black is kept for the
-/// reference lines of theory.
-const LINE_COLORS: usize = 7;
+/// The colours of data lines, as indices into [`PALETTE`]: the Okabe-Ito colours with
+/// the sky blue last (after grey), so that no two early lines are both blue; black is
+/// kept for the reference lines of theory.
+const LINE_COLORS: [usize; 7] = [0, 1, 2, 3, 4, 6, 5];
 
-/// Styles a panel's lines: line `i` takes colour `i` of the cycle and, unless its role
-/// fixes one, dash pattern `i`; so two lines of a panel differ in colour (up to seven
-/// lines) and in dash or in the pair of both.
+/// The colour of data line (or class) `i`.
+pub(super) fn line_color(i: usize) -> RGBColor {
+    PALETTE[LINE_COLORS[i % LINE_COLORS.len()]]
+}
+
+/// A class's colour darkened by half: its failed line over its offered one.
+fn darker(c: RGBColor) -> RGBColor {
+    RGBColor(c.0 / 2, c.1 / 2, c.2 / 2)
+}
+
+/// Styles a panel's lines. On a panel of one class (or of none), line `i` takes colour
+/// `i` and, unless its role fixes one, dash pattern `i`; so two lines differ in colour (up
+/// to seven lines) and in dash or in the pair of both. On a panel of several classes each
+/// class takes one colour (no two classes alike) and each measure its dash. Failed and
+/// rejected lines are a step wider and darker (black on a one-class panel), so that
+/// they stand out over offered.
 pub(super) fn styled(all: Vec<Series>) -> Vec<Line> {
+    let mut classes: Vec<usize> = all.iter().filter_map(|s| s.class).collect();
+    classes.sort_unstable();
+    classes.dedup();
+    let by_class = classes.len() > 1;
     all.into_iter()
         .enumerate()
-        .map(|(i, s)| Line {
-            label: s.label,
-            values: s.values,
-            color: PALETTE[i % LINE_COLORS],
-            dash: s.dash.unwrap_or(Dash::CYCLE[i % Dash::CYCLE.len()]),
-            width: if s.bold { 3 } else { 2 },
+        .map(|(i, s)| {
+            let color = match (by_class, s.class) {
+                (true, Some(c)) => {
+                    let own = line_color(classes.binary_search(&c).unwrap_or(c));
+                    if s.on_top { darker(own) } else { own }
+                }
+                _ if s.on_top => PALETTE[7],
+                _ => line_color(i),
+            };
+            Line {
+                label: s.label,
+                values: s.values,
+                color,
+                dash: s.dash.unwrap_or(Dash::CYCLE[i % Dash::CYCLE.len()]),
+                width: if s.bold || s.on_top { 3 } else { 2 },
+                on_top: s.on_top,
+            }
         })
         .collect()
 }
@@ -110,6 +149,7 @@ pub(super) fn reference(label: String, value: f64, n: usize) -> Line {
         color: PALETTE[7],
         dash: Dash::Long,
         width: 2,
+        on_top: false,
     }
 }
 
@@ -146,5 +186,42 @@ mod tests {
                 assert!(a.color != b.color && a.dash != b.dash);
             }
         }
+        // Seven lines: seven colours, and no two of them blue (the sky blue was sixth).
+        let seven = styled(
+            (0..7)
+                .map(|i| series(format!("{i}"), vec![], false))
+                .collect(),
+        );
+        let blue = |c: RGBColor| c.2 > 150 && c.0 < 100;
+        assert_eq!(seven.iter().filter(|l| blue(l.color)).count(), 2);
+        assert!(!blue(seven[5].color));
+    }
+
+    /// Slack: "boot goodput" and "booted goodput" were both solid blue; each class now
+    /// has its colour, and a one-class panel's failed line is black and wider.
+    #[test]
+    fn classes_of_a_panel_differ_in_colour() {
+        let rate = |label: &str, class, dash, on_top| Series {
+            dash: Some(dash),
+            class: Some(class),
+            on_top,
+            ..series(label.into(), vec![], false)
+        };
+        let two = styled(vec![
+            rate("boot goodput", 0, Dash::Solid, false),
+            rate("boot offered", 0, Dash::Long, false),
+            rate("boot failed", 0, Dash::Dotted, true),
+            rate("booted goodput", 1, Dash::Solid, false),
+            rate("booted offered", 1, Dash::Long, false),
+        ]);
+        assert_ne!(two[0].color, two[3].color);
+        assert_eq!(two[0].color, two[1].color);
+        assert_eq!(two[3].color, two[4].color);
+        let one = styled(vec![
+            rate("request offered", 0, Dash::Long, false),
+            rate("request failed", 0, Dash::Dotted, true),
+        ]);
+        assert_eq!(one[1].color, PALETTE[7]);
+        assert!(one[1].width > one[0].width && one[1].on_top);
     }
 }
