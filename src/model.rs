@@ -50,6 +50,7 @@ pub mod metrics;
 pub mod occupancy;
 pub mod pool;
 pub mod population;
+pub mod pressure;
 pub mod query;
 pub mod request;
 pub mod retry;

@@ -156,7 +156,7 @@ impl Simulation<'_> {
                     // worker serves it rather than waits (docs: `waiting_on_calls`).
                     let p = self.jobs[j].pool as usize;
                     let pool = &mut self.pools[p];
-                    let t = pool.service_ns(&self.cfg.pools[p], cost, 1);
+                    let t = pool.service_ns(&self.cfg.pools[p], cost, 1, 0);
                     pool.stats.fallbacks += 1;
                     let calls = &mut self.job_calls[j as usize];
                     if calls.fallbacks == 0 {

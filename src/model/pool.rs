@@ -299,13 +299,22 @@ impl PoolState {
     }
 
     /// Draws a service time for a job of `cost` when `in_service` queries (this one
-    /// included) are in service on its server.
+    /// included) are in service on its server and `queued` wait in its queue.
     #[inline(always)]
-    pub fn service_ns(&mut self, cfg: &PoolCfg, cost: f64, in_service: u32) -> SimTime {
+    pub fn service_ns(
+        &mut self,
+        cfg: &PoolCfg,
+        cost: f64,
+        in_service: u32,
+        queued: u32,
+    ) -> SimTime {
         let x = cfg.service.draw(&mut self.rng);
         let mut t = x * cost * self.slowdown;
         if cfg.contention > 0.0 {
             t *= 1.0 + cfg.contention * (in_service.saturating_sub(1)) as f64;
+        }
+        if let Some(s) = &cfg.load_slowdown {
+            t *= super::pressure::multiplier(s, in_service, queued);
         }
         t as SimTime
     }

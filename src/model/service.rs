@@ -66,13 +66,14 @@ impl Simulation<'_> {
         let server = &mut pool.servers[s];
         server.busy += 1;
         let in_service = server.busy;
+        let queued = server.queue.len() as u32;
         let primary = server.primary;
         pool.busy += 1;
         if primary {
             pool.busy_primary += 1;
         }
         let pc = &self.cfg.pools[p];
-        let mut t = pool.service_ns(pc, cost, in_service);
+        let mut t = pool.service_ns(pc, cost, in_service, queued);
         if pool.scale.is_some() {
             t = pool.warmed(pc, s as u32, self.now, t);
         }

@@ -9,7 +9,7 @@ pub mod sweep;
 use super::provenance::Provenance;
 pub use super::raw::{
     Backoff, Balance, Completion, Discipline, Failure, Fanout, Jitter, Law, MissPolicy, ReadPref,
-    ScaleIn, ScaleSignal, TtlRefresh,
+    ScaleIn, ScaleSignal, SlowdownWith, TtlRefresh,
 };
 use crate::engine::time::SimTime;
 pub use collapse::{Collapse, CollapseLevel};
@@ -390,6 +390,20 @@ pub struct PoolCfg {
     /// How one-part keyless queries choose a shard, and reads a server among a shard's
     /// candidates ([`crate::model::balance`]).
     pub balance: Balance,
+    /// Service slows down with the server's own load, if set ([`LoadSlowdownCfg`]).
+    pub load_slowdown: Option<LoadSlowdownCfg>,
+}
+
+/// A pool's load slowdown (`slowdown = { with, per, max }`): a job's service time is
+/// multiplied by `min(1 + per x n, max)` where `n` is its server's state (`with`) when the
+/// job starts (`crate::model::pressure`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LoadSlowdownCfg {
+    pub with: SlowdownWith,
+    /// The multiplier's growth per job of state.
+    pub per: f64,
+    /// The cap of the multiplier (at least 1).
+    pub max: f64,
 }
 
 /// Target tracking (`[pool.NAME.autoscale]`): every `every`, the signal over the last
