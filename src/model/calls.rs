@@ -58,7 +58,8 @@ impl Simulation<'_> {
         if self.cfg.pools[p].plans[e].is_empty() {
             return Calls::None;
         }
-        if self.cfg.pools[p].cancel_expired && (!current || self.jobs[j].deadline <= self.now) {
+        let cancels = self.cfg.pools[p].cancel_expired || self.jobs[j].propagated;
+        if cancels && (!current || self.jobs[j].deadline <= self.now) {
             self.pools[p].stats.expired += 1;
             return Calls::Expired;
         }

@@ -168,6 +168,7 @@ pub fn pool(path: &str, name: &str, p: &RawPool) -> V<PoolCfg> {
             Some(t) => nonzero_dur(&format!("{path}.latency_threshold"), t)?,
             None => 1_000_000,
         },
+        drops_propagated: false,
         load_slowdown: match &p.slowdown {
             Some(s) => Some(load_slowdown(&format!("{path}.slowdown"), s)?),
             None => None,
