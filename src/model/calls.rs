@@ -58,7 +58,8 @@ impl Simulation<'_> {
         if self.cfg.pools[p].plans[e].is_empty() {
             return Calls::None;
         }
-        if self.cfg.pools[p].cancel_expired && (!current || self.jobs[j].deadline <= self.now) {
+        let cancels = self.cfg.pools[p].cancel_expired || self.jobs[j].propagated;
+        if cancels && (!current || self.jobs[j].deadline <= self.now) {
             self.pools[p].stats.expired += 1;
             return Calls::Expired;
         }
@@ -156,7 +157,7 @@ impl Simulation<'_> {
                     // worker serves it rather than waits (docs: `waiting_on_calls`).
                     let p = self.jobs[j].pool as usize;
                     let pool = &mut self.pools[p];
-                    let t = pool.service_ns(&self.cfg.pools[p], cost, 1);
+                    let t = pool.service_ns(&self.cfg.pools[p], cost, 1, 0);
                     pool.stats.fallbacks += 1;
                     let calls = &mut self.job_calls[j as usize];
                     if calls.fallbacks == 0 {

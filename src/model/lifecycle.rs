@@ -86,6 +86,9 @@ impl Simulation<'_> {
         if self.trace.is_some() {
             self.trace_request(r, parent, parent_token);
         }
+        if parent_token != 0 && self.cfg.deadlines {
+            self.record_root(r, parent);
+        }
         self.advance(r, Next::Attempt);
     }
 
@@ -139,8 +142,17 @@ impl Simulation<'_> {
         if has_breaker && cs.breaker.is_open(self.now) {
             return Next::AttemptFailed(Failure::Breaker);
         }
-        let deadline = if timeout != SimTime::MAX {
-            let d = self.now.saturating_add(timeout);
+        // A call that propagates its caller's deadline ends by it at the latest.
+        let cap = if self.cfg.deadlines {
+            self.call_cap(r, c)
+        } else {
+            SimTime::MAX
+        };
+        if cap <= self.now {
+            return Next::AttemptFailed(Failure::Timeout);
+        }
+        let deadline = if timeout != SimTime::MAX || cap != SimTime::MAX {
+            let d = self.now.saturating_add(timeout).min(cap);
             self.queue
                 .schedule(d, Event::AttemptTimeout { req: r, token });
             d

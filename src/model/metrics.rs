@@ -112,6 +112,11 @@ pub struct PoolSummary {
     pub queries: u64,
     /// Queries failed at once (outage, crashed server).
     pub failed_fast: u64,
+    /// Jobs started after the request at the top of their chain had given up (its
+    /// client's deadline passed, or its caller no longer waits): present when some call
+    /// says `deadline`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started_late: Option<u64>,
     /// Busy time of the primaries over their capacity (pools with replicas only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub primary_utilization: Option<f64>,

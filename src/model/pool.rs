@@ -24,6 +24,9 @@ pub struct Job {
     pub cost: f64,
     /// Keys the job covers (for key-level success of partial completion).
     pub keys: u32,
+    /// The job serves a call that propagates its caller's deadline: dropped when it
+    /// expires, like the work of a pool with `cancel_expired` (`model::deadlines`).
+    pub propagated: bool,
 }
 
 /// One server: workers and a queue of job ids.
@@ -67,6 +70,9 @@ pub struct PoolStats {
     pub failed_fast: u64,
     /// Work refused or dropped by load shedding (watermarks, CoDel).
     pub shed: u64,
+    /// Jobs started after the request at the top of their chain had given up (counted
+    /// only when some call says `deadline`).
+    pub started_late: u64,
     /// Failed calls a job fell back from.
     pub fallbacks: u64,
     /// Integral over time of workers held while their job waits on its calls.
@@ -299,13 +305,22 @@ impl PoolState {
     }
 
     /// Draws a service time for a job of `cost` when `in_service` queries (this one
-    /// included) are in service on its server.
+    /// included) are in service on its server and `queued` wait in its queue.
     #[inline(always)]
-    pub fn service_ns(&mut self, cfg: &PoolCfg, cost: f64, in_service: u32) -> SimTime {
+    pub fn service_ns(
+        &mut self,
+        cfg: &PoolCfg,
+        cost: f64,
+        in_service: u32,
+        queued: u32,
+    ) -> SimTime {
         let x = cfg.service.draw(&mut self.rng);
         let mut t = x * cost * self.slowdown;
         if cfg.contention > 0.0 {
             t *= 1.0 + cfg.contention * (in_service.saturating_sub(1)) as f64;
+        }
+        if let Some(s) = &cfg.load_slowdown {
+            t *= super::pressure::multiplier(s, in_service, queued);
         }
         t as SimTime
     }

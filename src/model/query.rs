@@ -249,6 +249,15 @@ impl Simulation<'_> {
         self.pools[part.pool].pick(shard, part.read, threshold, balance)
     }
 
+    /// Request `r` is a call that propagates its caller's deadline.
+    #[inline(never)]
+    fn propagates(&self, r: u32) -> bool {
+        let c = self.reqs[r].class as usize;
+        self.cfg.classes[c]
+            .call
+            .is_some_and(|i| self.cfg.calls[i].propagate)
+    }
+
     /// A job for one part of request `r`'s query.
     #[inline(always)]
     pub(super) fn job(
@@ -271,6 +280,7 @@ impl Simulation<'_> {
             deadline,
             cost: p.cost + p.cost_per_key * keys as f64,
             keys,
+            propagated: self.cfg.pools[p.pool].drops_propagated && self.propagates(r),
         }
     }
 

@@ -279,6 +279,7 @@ impl Simulation<'_> {
                     expired: s.expired,
                     queries: s.sent,
                     failed_fast: s.failed_fast,
+                    started_late: self.cfg.deadlines.then_some(s.started_late),
                     primary_utilization: pool
                         .replicated()
                         .then(|| pool.primary_utilization(&Default::default())),

@@ -60,19 +60,24 @@ impl Simulation<'_> {
     fn start_service(&mut self, p: usize, j: u32) {
         let pool = &mut self.pools[p];
         pool.integrate(self.now);
+        if self.cfg.deadlines {
+            self.count_late_start(p, j);
+        }
+        let pool = &mut self.pools[p];
         let job = &mut self.jobs[j];
         job.started = self.now;
         let (cost, s, req) = (job.cost, job.server as usize, job.req);
         let server = &mut pool.servers[s];
         server.busy += 1;
         let in_service = server.busy;
+        let queued = server.queue.len() as u32;
         let primary = server.primary;
         pool.busy += 1;
         if primary {
             pool.busy_primary += 1;
         }
         let pc = &self.cfg.pools[p];
-        let mut t = pool.service_ns(pc, cost, in_service);
+        let mut t = pool.service_ns(pc, cost, in_service, queued);
         if pool.scale.is_some() {
             t = pool.warmed(pc, s as u32, self.now, t);
         }
@@ -187,6 +192,7 @@ impl Simulation<'_> {
     fn serve_waiting<const CODEL: bool>(&mut self, p: usize, server: u32) {
         let pc = &self.cfg.pools[p];
         let (base, cancel_expired, shed) = (pc.discipline, pc.cancel_expired, pc.shed);
+        let drops = cancel_expired || pc.drops_propagated;
         let mut discipline = base;
         loop {
             let pool = &mut self.pools[p];
@@ -207,9 +213,11 @@ impl Simulation<'_> {
             let Some(nj) = pool.next_waiting(server, discipline) else {
                 break;
             };
-            if cancel_expired {
+            if drops {
                 let job = &self.jobs[nj];
-                if job.deadline <= self.now || self.reqs[job.req].query_token != job.token {
+                if (cancel_expired || job.propagated)
+                    && (job.deadline <= self.now || self.reqs[job.req].query_token != job.token)
+                {
                     pool.stats.expired += 1;
                     self.jobs.remove(nj);
                     continue;

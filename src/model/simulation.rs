@@ -61,6 +61,9 @@ pub struct Simulation<'a> {
     pub(super) shed_jobs: Vec<u32>,
     /// The calls of jobs that hold their worker for them, by job slot.
     pub(super) job_calls: Vec<super::calls::JobCalls>,
+    /// The deadline at the top of each call request's chain, by request slot (written
+    /// only when some call says `deadline`: `model::deadlines`).
+    pub(super) roots: Vec<SimTime>,
     /// Whether the loop prefetches the next event's records: only while many are in flight
     /// (decided at each window end), since with a few they are in cache anyway and the
     /// peek would be pure cost.
@@ -176,6 +179,7 @@ impl<'a> Simulation<'a> {
             hedge_sent: Vec::new(),
             prefetch: false,
             job_calls: Vec::new(),
+            roots: Vec::new(),
             limits: Limits::current(),
             known_bytes: bytes_of(known),
             trace: None,

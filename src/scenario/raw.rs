@@ -313,6 +313,20 @@ pub struct RawStep {
     pub max_in_flight: Option<i64>,
     /// The share of the pool's jobs that make the call (default 1: every job).
     pub probability: Option<f64>,
+    /// Whose deadline the call keeps: its own timeout, or also its caller's (`propagate`).
+    pub deadline: Option<DeadlineMode>,
+}
+
+/// A pool call's deadline (`deadline` on `[[pool.NAME.calls]]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum DeadlineMode {
+    /// The call's own timeout only: the callee works on after its caller has given up.
+    #[default]
+    Own,
+    /// The caller's deadline as well: the call's timeout is the shorter of its own and the
+    /// caller's remaining time, and work below past that deadline is dropped.
+    Propagate,
 }
 
 /// A second copy of a query, sent when the first has not answered after a delay: a fixed

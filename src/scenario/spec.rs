@@ -9,7 +9,7 @@ pub mod sweep;
 use super::provenance::Provenance;
 pub use super::raw::{
     Backoff, Balance, Completion, Discipline, Failure, Fanout, Jitter, Law, MissPolicy, ReadPref,
-    ScaleIn, ScaleSignal, TtlRefresh,
+    ScaleIn, ScaleSignal, SlowdownWith, TtlRefresh,
 };
 use crate::engine::time::SimTime;
 pub use collapse::{Collapse, CollapseLevel};
@@ -80,6 +80,9 @@ pub struct Config {
     /// The count an SLO measure reads (`<class>.slow_per_s`), when the scenario's
     /// `[tipping]` measure is one; `None` otherwise, so the time series keeps its columns.
     pub slow: Option<SlowCount>,
+    /// Some call says `deadline` (either value): the run tracks each request's deadline at
+    /// the top and counts the jobs started after it (`started_late`).
+    pub deadlines: bool,
 }
 
 /// A class's successful requests slower than a bound, counted per time-series row: with
@@ -119,6 +122,9 @@ pub struct CallCfg {
     /// The share of the pool's jobs that make the call (1: every job, no draw); a job
     /// that does not make it goes on as if it had returned.
     pub probability: f64,
+    /// `deadline = "propagate"`: each try's deadline is at most the calling job's, and the
+    /// callee drops the call's queued work past it (`crate::model::deadlines`).
+    pub propagate: bool,
 }
 
 /// A scheduled change of parameters.
@@ -390,6 +396,23 @@ pub struct PoolCfg {
     /// How one-part keyless queries choose a shard, and reads a server among a shard's
     /// candidates ([`crate::model::balance`]).
     pub balance: Balance,
+    /// Service slows down with the server's own load, if set ([`LoadSlowdownCfg`]).
+    pub load_slowdown: Option<LoadSlowdownCfg>,
+    /// Derived: some call into this pool propagates its caller's deadline, so the pool
+    /// drops that call's queued work past it (and makes no calls for it).
+    pub drops_propagated: bool,
+}
+
+/// A pool's load slowdown (`slowdown = { with, per, max }`): a job's service time is
+/// multiplied by `min(1 + per x n, max)` where `n` is its server's state (`with`) when the
+/// job starts (`crate::model::pressure`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LoadSlowdownCfg {
+    pub with: SlowdownWith,
+    /// The multiplier's growth per job of state.
+    pub per: f64,
+    /// The cap of the multiplier (at least 1).
+    pub max: f64,
 }
 
 /// Target tracking (`[pool.NAME.autoscale]`): every `every`, the signal over the last

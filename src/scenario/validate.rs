@@ -164,6 +164,10 @@ pub fn validate(raw: &RawScenario) -> V<(Meta, Config)> {
         caches,
         triggers,
         slow: None,
+        deadlines: raw
+            .pool
+            .values()
+            .any(|p| p.calls.iter().any(|c| c.deadline.is_some())),
     };
     autoscale::routes(&config)?;
     let meta = Meta {

@@ -31,6 +31,7 @@ fn class(offered: u64, keys: Option<(u64, u64)>) -> ClassSummary {
 
 fn pool(primary: Option<f64>) -> PoolSummary {
     PoolSummary {
+        started_late: None,
         utilization: 0.7,
         mean_queue_len: 12.5,
         mean_wait_s: 1e-7,

@@ -209,6 +209,28 @@ pub struct RawPool {
     /// How queries are spread over shards and a shard's servers (default `random`).
     #[serde(default)]
     pub balance: Balance,
+    /// Service slows down with the server's own load (`slowdown = { with, per, max }`).
+    pub slowdown: Option<RawLoadSlowdown>,
+}
+
+/// What a pool's load slowdown grows with: a server's own state when a job starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SlowdownWith {
+    /// The jobs waiting in the server's queue.
+    Queue,
+    /// Every other job the server holds: in service (calls' waits included) and queued.
+    InFlight,
+}
+
+/// `slowdown = { with = "queue" | "in_flight", per = F, max = M }` as written: service
+/// times are multiplied by `min(1 + F x n, M)`, `n` the server's state named by `with`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLoadSlowdown {
+    pub with: SlowdownWith,
+    pub per: f64,
+    pub max: Option<f64>,
 }
 
 /// What an autoscaler tracks.

@@ -50,6 +50,8 @@ pub fn calls(
 ) -> V<(Vec<CallCfg>, Vec<ClassCfg>)> {
     let pool_names = targets.pools;
     let (mut calls, mut classes) = (Vec::new(), Vec::new());
+    // The pools some propagating call queries.
+    let mut propagated_into: Vec<usize> = Vec::new();
     for (p, (pname, rp)) in raw.iter().enumerate() {
         // (endpoint name, parallel, call index) of each of the pool's calls.
         let mut made: Vec<(Option<&String>, bool, usize)> = Vec::new();
@@ -130,7 +132,12 @@ pub fn calls(
                 None => 1.0,
             };
             let idx = calls.len();
+            let propagate = rc.deadline == Some(DeadlineMode::Propagate);
+            if propagate {
+                propagated_into.push(st.query.pool);
+            }
             calls.push(CallCfg {
+                propagate,
                 name: format!("{pname}.{name}"),
                 pool: p,
                 class: first_class + idx,
@@ -176,6 +183,9 @@ pub fn calls(
         pools[p].has_calls = !made.is_empty();
         pools[p].endpoints = eps.clone();
         pools[p].plans = plans;
+    }
+    for p in propagated_into {
+        pools[p].drops_propagated = true;
     }
     acyclic(pool_names, &calls, &classes, first_class)?;
     Ok((calls, classes))

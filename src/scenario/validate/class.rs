@@ -263,6 +263,7 @@ pub(super) fn step(path: &str, s: &RawStep, targets: &Targets, call: bool) -> V<
             ("endpoint", s.endpoint.is_some()),
             ("max_in_flight", s.max_in_flight.is_some()),
             ("probability", s.probability.is_some()),
+            ("deadline", s.deadline.is_some()),
         ];
         if let Some((key, _)) = call_keys.iter().find(|k| k.1) {
             return bad(

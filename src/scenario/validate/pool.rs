@@ -168,6 +168,36 @@ pub fn pool(path: &str, name: &str, p: &RawPool) -> V<PoolCfg> {
             Some(t) => nonzero_dur(&format!("{path}.latency_threshold"), t)?,
             None => 1_000_000,
         },
+        drops_propagated: false,
+        load_slowdown: match &p.slowdown {
+            Some(s) => Some(load_slowdown(&format!("{path}.slowdown"), s)?),
+            None => None,
+        },
+    })
+}
+
+/// The largest `per` and `max` of a load slowdown.
+const MAX_SLOWDOWN: f64 = 1000.0;
+
+/// Validates a pool's `slowdown = { with, per, max }` at `path`: `per` above 0, `max` above
+/// 1 (default 10), both at most 1000.
+fn load_slowdown(path: &str, s: &RawLoadSlowdown) -> V<LoadSlowdownCfg> {
+    let per = positive(&format!("{path}.per"), s.per)
+        .and_then(|x| up_to(&format!("{path}.per"), x, MAX_SLOWDOWN))?;
+    let max = s.max.unwrap_or(10.0);
+    if !(max > 1.0 && max <= MAX_SLOWDOWN) {
+        return bad(
+            format!("{path}.max"),
+            format!(
+                "the multiplier's cap must be above 1 and at most {MAX_SLOWDOWN}, not {}",
+                super::check::short(max)
+            ),
+        );
+    }
+    Ok(LoadSlowdownCfg {
+        with: s.with,
+        per,
+        max,
     })
 }
 
