@@ -2,7 +2,7 @@
 //! keeps, and how much work below starts after the client at the top has given up.
 //!
 //! - Propagation (`deadline = "propagate"`): each try of the call has the deadline
-//!   `min(now + its own timeout, the calling job's deadline)` ([`Simulation::call_cap`],
+//!   `min(now + its own timeout, the calling job's deadline)` (`Simulation::call_cap`,
 //!   from `start_attempt`), so down a chain every deadline is at most the client's; a try
 //!   whose caller's deadline has already passed fails at once (`timeout`). The call's jobs
 //!   carry `Job::propagated`: the callee drops them from its queue once their deadline has
@@ -10,7 +10,7 @@
 //!   and makes no calls for them. Work already in service runs to its end.
 //! - Accounting (any call with a `deadline` key, either value: `Config::deadlines`): each
 //!   call's request records the deadline of the request at the top of its chain (a side
-//!   table by request slot, [`Simulation::roots`]); a job that starts when that deadline
+//!   table by request slot, `Simulation::roots`); a job that starts when that deadline
 //!   has passed, or for a caller that no longer waits, counts in its pool's
 //!   `started_late`. With propagation everywhere it is exactly 0.
 //!
