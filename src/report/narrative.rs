@@ -392,8 +392,8 @@ fn why(story: &Story, before: (f64, f64), now: (f64, f64)) -> String {
             parts.push(format!(
                 "cache `{}` hits {} of lookups ({} before): misses go to what is behind it",
                 cache.name,
-                percent_words(n),
-                percent_words(b)
+                super::verdict::percent(n),
+                super::verdict::percent(b)
             ));
         }
     }
@@ -409,10 +409,6 @@ fn verdict_words(story: &Story, (from, to): (f64, f64)) -> String {
         ..Tally::of_rows(story.columns, story.rows, window, story.class)
     };
     classify(&tally, false).to_string()
-}
-
-fn percent_words(share: f64) -> String {
-    super::verdict::percent(share)
 }
 
 /// When each pool's queue first passes half of its waiting places (pools with a

@@ -84,19 +84,7 @@ fn attributes<'a>(page: &'a str, attr: &str) -> Vec<&'a str> {
 
 #[test]
 fn every_picture_and_link_of_the_report_resolves() {
-    let dir = tempfile::tempdir().unwrap();
-    let scen = dir.path().join("scenarios");
-    std::fs::create_dir(&scen).unwrap();
-    std::fs::write(scen.join("small.toml"), SWEPT).unwrap();
-    std::fs::write(scen.join("plain.toml"), PLAIN).unwrap();
-    let out = dir.path().join("out");
-    let o = brink(["all", "--dir"])
-        .arg(&scen)
-        .arg("--out")
-        .arg(&out)
-        .run();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let (_dir, out, page) = small_and_plain_report();
 
     let images = attributes(&page, "src");
     let links = attributes(&page, "href");
@@ -333,19 +321,7 @@ fn numbers_for_people_carry_three_significant_figures() {
 /// widths, and every picture in a box of its own that keeps its text readable.
 #[test]
 fn the_page_reads_on_a_phone() {
-    let dir = tempfile::tempdir().unwrap();
-    let scen = dir.path().join("scenarios");
-    std::fs::create_dir(&scen).unwrap();
-    std::fs::write(scen.join("small.toml"), SWEPT).unwrap();
-    std::fs::write(scen.join("plain.toml"), PLAIN).unwrap();
-    let out = dir.path().join("out");
-    let o = brink(["all", "--dir"])
-        .arg(&scen)
-        .arg("--out")
-        .arg(&out)
-        .run();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let (_dir, _out, page) = small_and_plain_report();
     let body = &page[page.find("<body>").unwrap()..];
     // The contents come first: before the glance table and every section.
     let toc = body
@@ -452,4 +428,23 @@ fn pictures_name_their_measure_window_and_units_in_words() {
         timeline.contains("Latency p99 of successful requests (ms)"),
         "latency in ms"
     );
+}
+
+/// `brink all` over the small swept scenario and the plain one, in a folder of its own:
+/// (the folder, kept alive; the output folder; `index.html`).
+fn small_and_plain_report() -> (tempfile::TempDir, std::path::PathBuf, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let scen = dir.path().join("scenarios");
+    std::fs::create_dir(&scen).unwrap();
+    std::fs::write(scen.join("small.toml"), SWEPT).unwrap();
+    std::fs::write(scen.join("plain.toml"), PLAIN).unwrap();
+    let out = dir.path().join("out");
+    let o = brink(["all", "--dir"])
+        .arg(&scen)
+        .arg("--out")
+        .arg(&out)
+        .run();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    (dir, out, page)
 }
