@@ -3,7 +3,9 @@
 use brink::experiment::hysteresis::Ramp;
 use brink::experiment::source::Source;
 use brink::experiment::sweep::{Sweep, Variants};
-use brink::experiment::{Error, all, collapse_time, import_traces, naming, new, run, shard};
+use brink::experiment::{
+    Error, Observer, all, collapse_time, import_traces, naming, new, run, shard,
+};
 use brink::scenario::{Loader, Override, Scenario};
 use brink::stats::plan::Kind;
 use clap::{CommandFactory, Parser};
@@ -181,11 +183,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                 &sets,
             );
             let w = ramp.run_and_write(&dir, &console)?;
-            eprintln!(
-                "{} hysteresis: {} steps each way in {:.1} s wall",
-                w.report.scenario, w.report.steps, w.wall_s
-            );
-            println!("{}", w.report.summary_line());
+            console.hysteresis_written(&w);
             eprintln!("-> {}", w.dir.display());
         }
         Command::Tipping(args) => {

@@ -2,6 +2,7 @@
 //! [`TICK`] when it is not: a log, CI), and what is printed when a run or sweep has
 //! written its files (an [`Observer`]).
 
+use brink::experiment::hysteresis::HysteresisWritten;
 use brink::experiment::{Observer, RunWritten, SweepOutcome, SweepWritten};
 use brink::report::sweep::{SweepReport, headroom_table, phase_table};
 use brink::scenario::Scenario;
@@ -211,6 +212,14 @@ impl Observer for Console {
         if let Some(bar) = self.sweep_bar.lock().ok().and_then(|mut s| s.take()) {
             bar.finish_and_clear();
         }
+    }
+
+    fn hysteresis_written(&self, w: &HysteresisWritten) {
+        eprintln!(
+            "{} hysteresis: {} steps each way in {:.1} s wall",
+            w.report.scenario, w.report.steps, w.wall_s
+        );
+        println!("{}", w.report.summary_line());
     }
 
     fn sweep_written(&self, w: &SweepWritten) {

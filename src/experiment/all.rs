@@ -2,6 +2,7 @@
 //! its phase map, then `index.html` over all of them. Everything is validated before the
 //! first run, so bad input writes nothing.
 
+use super::hysteresis::{HysteresisWritten, Ramp};
 use super::observe::{Observer, Quiet, RunWritten, SweepWritten};
 use super::source::Source;
 use super::sweep::{self, Sweep, Variants};
@@ -42,6 +43,9 @@ struct Todo {
     variants: Vec<Scenario>,
     tipping: Option<Sweep>,
     phase: Option<Sweep>,
+    /// The hysteresis ramp of the base design, where its `[tipping]` parameter is one an
+    /// intervention can change.
+    ramp: Option<Ramp>,
 }
 
 /// Which sweeps `brink all` runs.
@@ -60,17 +64,20 @@ pub enum Coverage {
 enum Task<'a> {
     Run(&'a Scenario),
     Sweep(&'a Sweep),
+    Ramp(&'a Ramp),
 }
 
 /// What a task wrote.
 enum Done {
     Run(RunWritten),
     Sweep(SweepWritten),
+    Ramp(Box<HysteresisWritten>),
 }
 
 /// Runs every scenario of `source` (its run and each variant's run, its tipping sweep and its
 /// phase map, each where the file has the section; which variants are swept follows
-/// `coverage`) into `out`, all of it side by side on all cores, then writes
+/// `coverage`; the hysteresis loop of its base design where an intervention can change its
+/// `[tipping]` parameter) into `out`, all of it side by side on all cores, then writes
 /// `out/index.html`; returns the page's path and the page (its sections hold the tipping
 /// reports, for a headroom gate). `obs` hears the progress, then every run and sweep in
 /// file order.
@@ -102,6 +109,7 @@ pub fn run_all(
             )?),
             None => None,
         };
+        let ramp = Ramp::if_rampable(loader.clone())?;
         let phase = match scenario.phase {
             Some(_) => Some(Sweep::prepare(
                 loader,
@@ -116,6 +124,7 @@ pub fn run_all(
             variants,
             tipping,
             phase,
+            ramp,
         });
     }
     // Sweeps first: they are the long tasks, and starting them first leaves the short
@@ -124,6 +133,8 @@ pub fn run_all(
     for t in &todo {
         tasks.extend(t.tipping.iter().chain(&t.phase).map(Task::Sweep));
     }
+    // Then the ramps: one run each, but a long one (2 x steps x dwell).
+    tasks.extend(todo.iter().filter_map(|t| t.ramp.as_ref()).map(Task::Ramp));
     for t in &todo {
         tasks.push(Task::Run(&t.scenario));
         tasks.extend(t.variants.iter().map(Task::Run));
@@ -145,6 +156,9 @@ pub fn run_all(
                         run::run_and_write(sc, &run::output_dir(out, sc), &Quiet).map(Done::Run)
                     }
                     Task::Sweep(s) => s.run_and_write(0, None, out, &Quiet).map(Done::Sweep),
+                    Task::Ramp(r) => r
+                        .run_and_write(&run::output_dir(out, r.scenario()), &Quiet)
+                        .map(|w| Done::Ramp(Box::new(w))),
                 };
                 obs.batch_progressed();
                 d
@@ -155,15 +169,19 @@ pub fn run_all(
     let done = done.into_iter().collect::<Result<Vec<_>, _>>()?;
     // Report in file order: each scenario's runs, then its sweeps.
     let mut reports = Vec::new();
-    let (mut ran, mut swept) = (Vec::new(), Vec::new());
+    let (mut ran, mut swept, mut ramped) = (Vec::new(), Vec::new(), Vec::new());
     for d in done {
         match d {
             Done::Run(w) => ran.push(w),
             Done::Sweep(w) => swept.push(w),
+            Done::Ramp(w) => ramped.push(*w),
         }
     }
     for w in &ran {
         obs.run_written(w);
+    }
+    for w in &ramped {
+        obs.hysteresis_written(w);
     }
     for w in swept {
         obs.sweep_written(&w);
@@ -186,6 +204,10 @@ pub fn run_all(
             Some(_) => sweep::sweep_files(kind),
             None => Vec::new(),
         };
+        let hysteresis = ramped
+            .iter()
+            .find(|w| w.report.scenario == sc.name)
+            .map(|w| w.report.clone());
         sections.push(Section {
             name: sc.name.clone(),
             title: sc.title.clone(),
@@ -196,6 +218,11 @@ pub fn run_all(
             phase: t.phase.is_some(),
             tipping_files: files(&t.tipping, Kind::Tipping),
             phase_files: files(&t.phase, Kind::Phase),
+            hysteresis_files: match hysteresis {
+                Some(_) => super::hysteresis::files(),
+                None => Vec::new(),
+            },
+            hysteresis,
         });
     }
     let page = Page {
@@ -213,10 +240,10 @@ pub fn run_all(
 /// verdict (from the runs written, `ran`), and for a variant its name and description.
 fn run_view(sc: &Scenario, ran: &[RunWritten]) -> RunView {
     let dir = run::output_dir(Path::new(""), sc);
-    let verdict = ran
+    let written = ran
         .iter()
-        .find(|w| w.scenario == sc.name && w.variant == sc.variant)
-        .and_then(|w| w.verdict);
+        .find(|w| w.scenario == sc.name && w.variant == sc.variant);
+    let verdict = written.and_then(|w| w.verdict);
     RunView {
         verdict: verdict.map(|v| v.to_string()),
         variant: sc.variant.clone(),
@@ -231,6 +258,7 @@ fn run_view(sc: &Scenario, ran: &[RunWritten]) -> RunView {
             .map(|c| c.as_os_str().to_string_lossy().into_owned())
             .collect::<Vec<_>>()
             .join("/"),
+        narrative: written.map(|w| w.narrative.clone()).unwrap_or_default(),
         files: run::run_files(sc.zoom.is_some())
             .into_iter()
             .map(String::from)

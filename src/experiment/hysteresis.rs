@@ -52,6 +52,30 @@ impl Ramp {
         variant: Option<&str>,
         sets: Vec<Override>,
     ) -> Result<Self, Error> {
+        match Self::build(loader.clone(), variant, sets.clone())? {
+            Ok(ramp) => Ok(ramp),
+            Err(why) => Err(loader.problem("tipping.vary", &why, &sets).into()),
+        }
+    }
+
+    /// The ramp of the scenario as written, if its `[tipping]` parameter is one an
+    /// intervention can change (`brink all` draws the loop of every such scenario); `None`
+    /// without a `[tipping]` section or for a parameter that cannot be ramped (a burst's
+    /// size, an event's `for`). Any other problem is an error, as for `prepare`.
+    pub fn if_rampable(loader: Loader) -> Result<Option<Self>, Error> {
+        if loader.load(None, &[])?.tipping.is_none() {
+            return Ok(None);
+        }
+        Ok(Self::build(loader, None, vec![])?.ok())
+    }
+
+    /// [`prepare`](Self::prepare)'s work: the ramp, or (inside) why its parameter cannot be
+    /// ramped, in words for `tipping.vary`.
+    fn build(
+        loader: Loader,
+        variant: Option<&str>,
+        sets: Vec<Override>,
+    ) -> Result<Result<Self, String>, Error> {
         let base = loader.load(variant, &sets)?;
         let Some(tipping) = base.tipping.clone() else {
             return Err(loader
@@ -97,29 +121,17 @@ impl Ramp {
         let (first, last) = (axis.values[0], axis.values[axis.values.len() - 1]);
         let (lo, hi) = (at(first)?, at(last)?);
         if let Err(why) = validate::same_structure(&lo.config, &hi.config) {
-            return Err(loader
-                .problem(
-                    "tipping.vary",
-                    &format!(
-                        "`{}` cannot be ramped: hysteresis changes it mid-run by interventions, which change parameters, not structure ({why}); ramp a parameter an intervention can change (a rate, a pool's workers, a timeout)",
-                        axis.path
-                    ),
-                    &sets,
-                )
-                .into());
+            return Ok(Err(format!(
+                "`{}` cannot be ramped: hysteresis changes it mid-run by interventions, which change parameters, not structure ({why}); ramp a parameter an intervention can change (a rate, a pool's workers, a timeout)",
+                axis.path
+            )));
         }
         if lo.config == hi.config {
             // `duration`, `seed`, `metrics.*`: set once for the whole run, not by interventions.
-            return Err(loader
-                .problem(
-                    "tipping.vary",
-                    &format!(
-                        "`{}` cannot be ramped: interventions change the model's parameters and it is not one; hysteresis needs a parameter an intervention can change (a rate, a pool's workers, a timeout)",
-                        axis.path
-                    ),
-                    &sets,
-                )
-                .into());
+            return Ok(Err(format!(
+                "`{}` cannot be ramped: interventions change the model's parameters and it is not one; hysteresis needs a parameter an intervention can change (a rate, a pool's workers, a timeout)",
+                axis.path
+            )));
         }
         // The [tipping] section keeps the run length it was validated with (its trigger and
         // window play no part in the ramp, which only borrows its parameter and measure).
@@ -132,7 +144,7 @@ impl Ramp {
         ));
         let run_sets = ramp_sets(&run_sets, &tipping, &h, &axis);
         let scenario = loader.load(variant, &run_sets)?;
-        Ok(Self {
+        Ok(Ok(Self {
             loader,
             sets,
             scenario,
@@ -140,7 +152,7 @@ impl Ramp {
             tipping,
             hysteresis: h,
             values: axis.values,
-        })
+        }))
     }
 
     /// The ramp's run: the scenario with its generated interventions.
@@ -280,6 +292,13 @@ fn ramp_sets(sets: &[Override], tipping: &Tipping, h: &Hysteresis, axis: &Axis) 
         "[hysteresis] ramp (one [[at]] per step)",
     ));
     s
+}
+
+/// The files a loop writes, by name (the page lists them under its picture).
+pub fn files() -> Vec<String> {
+    ["csv", "json", "png", "svg", "provenance.json"]
+        .map(|ext| format!("hysteresis.{ext}"))
+        .to_vec()
 }
 
 /// Writes a loop's files into `dir`: `hysteresis.csv`, `hysteresis.json`,

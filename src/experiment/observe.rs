@@ -29,6 +29,8 @@ pub struct RunWritten {
     /// `settle` to the end, by the sweep's measure), with its cause: none without a
     /// `[tipping]` section or a window inside the run.
     pub verdict: Option<Verdict>,
+    /// The run told in words (`summary.json`'s `narrative`).
+    pub narrative: Vec<crate::report::narrative::Sentence>,
 }
 
 /// A sweep, or one shard of it, whose files are written.
@@ -84,6 +86,8 @@ pub trait Observer: Sync {
     fn sweep_stopped(&self) {}
     /// A sweep's files (or a shard's file) are written.
     fn sweep_written(&self, _w: &SweepWritten) {}
+    /// A hysteresis loop's files are written.
+    fn hysteresis_written(&self, _w: &super::hysteresis::HysteresisWritten) {}
     /// A batch of `tasks` runs and sweeps starts side by side (`brink all`).
     fn batch_started(&self, _tasks: usize) {}
     /// One task of the batch is done.

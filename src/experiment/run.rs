@@ -76,6 +76,7 @@ pub fn run_and_write_traced(
             .sum(),
         wall_s: result.wall_s,
         verdict: verdict(sc, &result),
+        narrative: story,
     };
     obs.run_written(&written);
     Ok(written)

@@ -6,10 +6,13 @@
 //! style is inline and nothing is fetched, so the folder reads offline, from a phone's
 //! 420 px to a 1,600 px screen.
 
+use crate::report::hysteresis::HysteresisReport;
+use crate::report::narrative::Sentence;
 use crate::report::sweep::{
     SweepReport, VariantTipping, collapse_note, headroom_rows, precision_notes, recovery_notes,
     sig3, slo_notes,
 };
+use crate::report::sweep_plot::layout::measure_words;
 use pulldown_cmark::{Event, Options, Parser, html};
 use std::fmt::Write;
 
@@ -39,6 +42,11 @@ pub struct Section {
     pub tipping_files: Vec<String>,
     /// The phase map's files (`phase.csv`, ...): listed under its picture.
     pub phase_files: Vec<String>,
+    /// The hysteresis loop of the base design (`brink all` ramps every scenario whose
+    /// `[tipping]` parameter an intervention can change).
+    pub hysteresis: Option<HysteresisReport>,
+    /// Its files (`hysteresis.csv`, ...): listed under its picture.
+    pub hysteresis_files: Vec<String>,
 }
 
 /// One run: the base design or a variant.
@@ -55,6 +63,8 @@ pub struct RunView {
     /// ([`crate::report::verdict`]: `stuck: 62% timed out, queue full of expired work`);
     /// none without a tipping measure.
     pub verdict: Option<String>,
+    /// The run told in words (`summary.json`'s `narrative`), shown under its timeline.
+    pub narrative: Vec<Sentence>,
 }
 
 fn esc(s: &str) -> String {
@@ -194,6 +204,9 @@ nav ul{padding-left:1.2em}
 footer{border-top:1px solid #ccc;margin-top:3em;padding-top:.5em;font-size:.9em;color:#555}
 .back{font-size:.92em;margin-top:1.5em}
 .fig{overflow-x:auto;max-width:100%}
+details.story{margin:.4em 0 .8em}
+details.story summary{cursor:pointer;font-weight:bold}
+details.story ol{margin:.3em 0;padding-left:1.5em}
 @media (max-width:600px){body{padding:.5em}h1{font-size:1.4em}h2{font-size:1.2em}
 table.glance,table.glance tbody,table.glance tr,table.glance td{display:block;width:100%}
 table.glance tr.head{display:none}
@@ -238,6 +251,7 @@ fn run_view(out: &mut String, name: &str, run: &RunView) {
     if let Some(v) = &run.verdict {
         let _ = writeln!(out, "<p>After the trigger: <b>{}</b></p>", esc(v));
     }
+    story(out, &run.narrative, run.variant.is_none());
     if run.files.iter().any(|f| f == "timeline-zoom.png") {
         out.push_str("<p>Zoomed in on the window the scenario picks:</p>\n");
         picture(
@@ -248,6 +262,88 @@ fn run_view(out: &mut String, name: &str, run: &RunView) {
         );
     }
     file_links(out, &run.dir, &run.files);
+}
+
+/// A run's narrative under its timeline: open for the base design, folded for a variant
+/// (a grid of variants stays short; a click opens it).
+fn story(out: &mut String, sentences: &[Sentence], open: bool) {
+    if sentences.is_empty() {
+        return;
+    }
+    let _ = write!(
+        out,
+        "<details class=\"story\"{}><summary>What happened, in words</summary>\n<ol>\n",
+        if open { " open" } else { "" }
+    );
+    for s in sentences {
+        let _ = writeln!(
+            out,
+            "<li><b>{}</b>: {}</li>",
+            esc(&s.at),
+            code_spans(&s.text)
+        );
+    }
+    out.push_str("</ol></details>\n");
+}
+
+/// Escapes `text` and shows its `backquoted` names as code, as the narrative writes them.
+fn code_spans(text: &str) -> String {
+    let mut out = String::new();
+    let quotes = text.matches('`').count();
+    for (k, part) in text.split('`').enumerate() {
+        match k % 2 {
+            1 if quotes > k => {
+                let _ = write!(out, "<code>{}</code>", esc(part));
+            }
+            // A last backquote without its pair stays as written.
+            1 => {
+                out.push('`');
+                out.push_str(&esc(part));
+            }
+            _ => out.push_str(&esc(part)),
+        }
+    }
+    out
+}
+
+/// The hysteresis loop of the base design: the picture, the collapse and recovery points in
+/// a sentence, what the loop means, and its files.
+fn hysteresis(out: &mut String, name: &str, r: &HysteresisReport, files: &[String]) {
+    out.push_str("<h3>Hysteresis loop</h3>\n");
+    picture(
+        out,
+        name,
+        "hysteresis",
+        &format!("hysteresis loop of {name}"),
+    );
+    let _ = writeln!(
+        out,
+        "<p>The parameter of the tipping sweep ramped slowly up and back down in one run, \
+         with the trigger off ({} steps each way, {} each): where the way down stays below \
+         the way up, the same load holds two states, healthy and stuck. <b>{}</b>.</p>",
+        r.steps,
+        esc(&crate::report::narrative::clock(r.dwell_s)),
+        esc(&r.summary_line())
+    );
+    if r.collapse_point.is_none() {
+        out.push_str(
+            "<p>The ramp alone never tipped it: at these loads this design fails only when a \
+             disturbance (the trigger of its timeline) pushes it over, which is what the \
+             tipping sweep measures.</p>\n",
+        );
+    }
+    if r.collapse_point.is_some() && r.recovery_point.is_none() {
+        let _ = writeln!(
+            out,
+            "<p>Once tipped, it stayed down all the way back to the lowest value: lowering \
+             the load is not enough to bring it back, at least not within {} a step.</p>",
+            esc(&crate::report::narrative::clock(r.dwell_s))
+        );
+    }
+    if let Some(note) = r.narrow_loop_note() {
+        let _ = writeln!(out, "<p>{}</p>", code_spans(&note));
+    }
+    file_links(out, name, files);
 }
 
 fn table(out: &mut String, rows: &[Vec<String>], text_cols: &[usize]) {
@@ -429,11 +525,12 @@ fn section(out: &mut String, s: &Section) {
         );
         let _ = writeln!(
             out,
-            "<p>Swept {}; measure <code>{}</code>. Headroom by design:</p>",
+            "<p>Swept {}; measured: {} (<code>{}</code>). Headroom by design:</p>",
             match &r.label {
                 Some(l) => format!("{} (<code>{}</code>)", esc(l), esc(&r.vary)),
                 None => format!("<code>{}</code>", esc(&r.vary)),
             },
+            esc(&measure_words(&r.measure)),
             esc(&r.measure)
         );
         let rows: Vec<Vec<String>> = headroom_rows(r)
@@ -454,6 +551,9 @@ fn section(out: &mut String, s: &Section) {
     }
     // Each sweep's files under its own picture (they all used to follow the last one).
     file_links(out, &s.name, &s.tipping_files);
+    if let Some(h) = &s.hysteresis {
+        hysteresis(out, &s.name, h, &s.hysteresis_files);
+    }
     if s.phase {
         out.push_str("<h3>Phase map</h3>\n");
         picture(out, &s.name, "phase", &format!("phase map of {}", s.name));

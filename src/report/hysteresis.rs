@@ -146,6 +146,31 @@ impl HysteresisReport {
         self.bistable = bistable(self.collapse_point, self.recovery_point);
     }
 
+    /// Steps the bistable region spans going up (the up-ramp's values inside it, less one):
+    /// `None` without one.
+    pub fn loop_steps(&self) -> Option<usize> {
+        let [lo, hi] = self.bistable?;
+        let inside = self
+            .points
+            .iter()
+            .filter(|p| p.direction == Direction::Up && p.value >= lo && p.value <= hi)
+            .count();
+        Some(inside.saturating_sub(1))
+    }
+
+    /// A caution for a loop at most two steps wide: a queue's lag makes one too (M/M/1
+    /// ramped past its capacity drains its backlog for a while after the load falls back),
+    /// and only a longer dwell tells them apart.
+    pub fn narrow_loop_note(&self) -> Option<String> {
+        let n = self.loop_steps()?;
+        (n <= 2).then(|| {
+            format!(
+                "The loop is only {n} step{} wide: a queue that is still draining its backlog after the load falls back makes a loop that narrow too; a longer dwell (`hysteresis.dwell`) tells lag from bistability, which stays as wide.",
+                if n == 1 { "" } else { "s" }
+            )
+        })
+    }
+
     /// What the axes call the parameter: its label, or its key path.
     pub fn axis_name(&self) -> &str {
         self.label.as_deref().unwrap_or(&self.vary)
@@ -245,6 +270,55 @@ mod tests {
         assert_eq!(collapse_point(&p), Some(40.0));
         assert_eq!(recovery_point(&p), Some(40.0));
         assert_eq!(bistable(Some(40.0), Some(40.0)), None);
+    }
+
+    fn report(points: Vec<LoopPoint>) -> HysteresisReport {
+        let mut r = HysteresisReport {
+            scenario: "s".into(),
+            title: "t".into(),
+            variant: None,
+            vary: "class.request.rate".into(),
+            label: None,
+            unit: None,
+            measure: "goodput_ratio.request".into(),
+            healthy_above: Some(0.8),
+            healthy_below: None,
+            steps: 5,
+            dwell_s: 60.0,
+            settle_s: 30.0,
+            operating_point: 30.0,
+            collapse_point: None,
+            recovery_point: None,
+            bistable: None,
+            brink_version: "0".into(),
+            seed: 1,
+            overrides: vec![],
+            points,
+            produced_by: Provenance::of_text("s", ""),
+        };
+        r.detect();
+        r
+    }
+
+    #[test]
+    fn a_loop_two_steps_wide_or_less_is_told_it_may_be_lag() {
+        // Bistable between 20 and 40: three values up inside, two steps.
+        let r = report(ramp(
+            [1.0, 0.99, 0.95, 0.2, 0.1],
+            [0.1, 0.05, 0.1, 0.9, 1.0],
+        ));
+        assert_eq!(r.loop_steps(), Some(2));
+        assert!(r.narrow_loop_note().unwrap().contains("2 steps wide"));
+        // Between 10 and 40: three steps, told as it is.
+        let r = report(ramp(
+            [1.0, 0.99, 0.95, 0.2, 0.1],
+            [0.1, 0.05, 0.1, 0.1, 1.0],
+        ));
+        assert_eq!(r.loop_steps(), Some(3));
+        assert_eq!(r.narrow_loop_note(), None);
+        // No loop, no note.
+        let r = report(ramp([1.0; 5], [1.0; 5]));
+        assert_eq!((r.loop_steps(), r.narrow_loop_note()), (None, None));
     }
 
     #[test]

@@ -6,8 +6,10 @@
 
 use super::figure::{self, Figure};
 use super::hysteresis::{Direction, HysteresisReport};
+use super::narrative::clock;
 use super::sweep::{Region, sig3};
-use super::sweep_plot::{err, header, region_color, threshold_words};
+use super::sweep_plot::layout::measure_words;
+use super::sweep_plot::{LEGEND_H, Mark, err, header, legend_strip, region_color, threshold_words};
 use super::timeline::PALETTE;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -35,19 +37,21 @@ impl Figure for LoopFigure<'_> {
         };
         let threshold = threshold_words(r.healthy_above, r.healthy_below);
         let what = format!(
-            "{} against {}, ramped up then down in one run: {} steps each way, {} s per step (first {} s not measured); {threshold}",
-            r.measure,
+            "{} against {}, ramped up then down in one run: {} steps each way, {} per step (the first {} not measured); {threshold}",
+            measure_words(&r.measure),
             r.axis_name(),
             r.steps,
-            sig3(Some(r.dwell_s)),
-            sig3(Some(r.settle_s)),
+            clock(r.dwell_s),
+            clock(r.settle_s),
         );
         let body = header(root, title, what, 15)?;
         draw_loop(&body, r)
     }
 }
 
-fn draw_loop<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &HysteresisReport) -> Res {
+fn draw_loop<DB: DrawingBackend>(whole: &DrawingArea<DB, Shift>, r: &HysteresisReport) -> Res {
+    let (_, h) = whole.dim_in_pixel();
+    let (area, legend_area) = whole.split_vertically(h.saturating_sub(LEGEND_H));
     let xs = r.points.iter().map(|p| p.value).chain([r.operating_point]);
     let (lo, hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
         (a.min(x), b.max(x))
@@ -66,7 +70,7 @@ fn draw_loop<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &HysteresisRe
         .as_ref()
         .map(|u| format!(" ({u})"))
         .unwrap_or_default();
-    let mut chart = ChartBuilder::on(area)
+    let mut chart = ChartBuilder::on(&area)
         .margin(16)
         .x_label_area_size(45)
         .y_label_area_size(65)
@@ -81,18 +85,28 @@ fn draw_loop<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &HysteresisRe
                 color.mix(0.15).filled(),
             )))
             .map_err(err)?;
-        chart
-            .draw_series(std::iter::once(Text::new(
-                "bistable".to_string(),
-                ((a + b) / 2.0, y1 - (y1 - y0) * 0.03),
-                ("sans-serif", 16).into_font().color(&color).pos(
-                    plotters::style::text_anchor::Pos::new(
+        // Named only where the name fits inside the region; the legend's swatch tells it
+        // everywhere.
+        let font = ("sans-serif", 16).into_font().color(&color);
+        let name_w = area
+            .estimate_text_size("bistable", &font)
+            .map_or(70, |s| s.0 as i32);
+        let (pa, pb) = (
+            chart.backend_coord(&(a, y1)).0,
+            chart.backend_coord(&(b, y1)).0,
+        );
+        if pb - pa > name_w + 8 {
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    "bistable".to_string(),
+                    ((a + b) / 2.0, y1 - (y1 - y0) * 0.03),
+                    font.pos(plotters::style::text_anchor::Pos::new(
                         plotters::style::text_anchor::HPos::Center,
                         plotters::style::text_anchor::VPos::Top,
-                    ),
-                ),
-            )))
-            .map_err(err)?;
+                    )),
+                )))
+                .map_err(err)?;
+        }
     }
     chart
         .configure_mesh()
@@ -101,7 +115,7 @@ fn draw_loop<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &HysteresisRe
         .x_label_formatter(&|v| crate::engine::number::tick_label(*v))
         .y_label_formatter(&|v| crate::engine::number::tick_label(*v))
         .x_desc(format!("{}{unit}", r.axis_name()))
-        .y_desc(r.measure.clone())
+        .y_desc(measure_words(&r.measure))
         .draw()
         .map_err(err)?;
     chart
@@ -120,12 +134,11 @@ fn draw_loop<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &HysteresisRe
             .filter(|p| p.direction == d)
             .filter_map(|p| Some((p.value, p.measure?)))
             .collect();
+        let _ = name;
         let style = color.stroke_width(2);
         chart
             .draw_series(LineSeries::new(line.clone(), style))
-            .map_err(err)?
-            .label(name)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+            .map_err(err)?;
         match d {
             Direction::Up => chart
                 .draw_series(
@@ -147,6 +160,12 @@ fn draw_loop<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &HysteresisRe
         ),
         ("recovery", r.recovery_point, region_color(Region::Stable)),
     ];
+    // Each point's label beside its line, on a pale box, the three at different heights near
+    // the bottom of the plot: left of the line, where the loop leaves room (the fall going
+    // up and the climb coming down both lie right of their points), or right of it near
+    // the left-hand axis.
+    let (px, _) = chart.plotting_area().get_pixel_range();
+    let to_x = |p: i32| x0 + (p - px.start) as f64 / (px.end - px.start).max(1) as f64 * (x1 - x0);
     for (k, (name, x, color)) in markers.into_iter().enumerate() {
         let Some(x) = x else { continue };
         chart
@@ -155,21 +174,73 @@ fn draw_loop<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &HysteresisRe
                 color.stroke_width(2),
             )))
             .map_err(err)?;
+        let text = format!("{name} {}", sig3(Some(x)));
+        let font: TextStyle = ("sans-serif", 14).into_font().color(&color);
+        let width = area
+            .estimate_text_size(&text, &font)
+            .map_or(100, |s| s.0 as i32);
+        let left = left_of(chart.backend_coord(&(x, y0)).0, width, px.start);
+        let y = y0 + (y1 - y0) * (0.12 + 0.07 * k as f64);
+        let dy = (y1 - y0) * 0.035;
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(to_x(left - 2), y + dy), (to_x(left + width + 2), y - dy)],
+                WHITE.mix(0.9).filled(),
+            )))
+            .map_err(err)?;
         chart
             .draw_series(std::iter::once(Text::new(
-                format!("{name} {}", sig3(Some(x))),
-                (x, y0 + (y1 - y0) * (0.08 + 0.07 * k as f64)),
-                ("sans-serif", 14).into_font().color(&color),
+                text,
+                (to_x(left), y),
+                font.pos(plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Left,
+                    plotters::style::text_anchor::VPos::Center,
+                )),
             )))
             .map_err(err)?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::MiddleRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.3))
-        .label_font(("sans-serif", 14))
-        .draw()
-        .map_err(err)?;
-    Ok(())
+    let mut entries = vec![
+        (
+            "going up (triangles)".to_string(),
+            Mark::Line(PALETTE[0], false),
+        ),
+        (
+            "coming down (circles)".to_string(),
+            Mark::Line(PALETTE[3], false),
+        ),
+        (
+            "healthy threshold".to_string(),
+            Mark::Line(RGBColor(128, 128, 128), false),
+        ),
+    ];
+    if r.bistable.is_some() {
+        entries.push((
+            "bistable: both states persist".to_string(),
+            Mark::Swatch(region_color(Region::Metastable)),
+        ));
+    }
+    legend_strip(&legend_area, entries)
+}
+
+/// The left pixel of the label of a vertical line at pixel `at`: 5 pixels left of the line,
+/// or 5 pixels right of it when the label would pass the plot's left edge `left`.
+fn left_of(at: i32, width: i32, left: i32) -> i32 {
+    if at - 5 - width >= left + 2 {
+        at - 5 - width
+    } else {
+        at + 5
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::left_of;
+
+    /// A point's label ends left of its line, or starts right of it near the left axis
+    /// (the recovery label sat on the coming-down line, issue 24 item 2).
+    #[test]
+    fn labels_sit_left_of_their_lines_unless_the_axis_is_near() {
+        assert_eq!(left_of(400, 100, 80), 295);
+        assert_eq!(left_of(150, 100, 80), 155);
+    }
 }

@@ -4,7 +4,7 @@
 //! (the table is the console's and the report page's). The phase map is drawn
 //! in [`super::phase_plot`], which shares the layout helpers here.
 
-mod layout;
+pub mod layout;
 
 use super::figure::{self, Figure};
 use super::sweep::{Cell, Region, SweepReport, VariantTipping, sig3};
@@ -73,9 +73,41 @@ pub(super) fn header<DB: DrawingBackend>(
         ("sans-serif", 24).into_font().style(FontStyle::Bold),
     ))
     .map_err(err)?;
-    top.draw(&Text::new(what, (20, 45), ("sans-serif", size).into_font()))
+    let font: TextStyle = ("sans-serif", size).into_font().into();
+    let room = top.dim_in_pixel().0 as i32 - 40;
+    let fits = |t: &str| {
+        top.estimate_text_size(t, &font)
+            .is_ok_and(|s| s.0 as i32 <= room)
+    };
+    // A line too long for the picture breaks after the last `; ` or `, ` that leaves a
+    // first line that fits (a slide must not cut the threshold off the end).
+    let lines = match (fits(&what), wrap_point(&what, &fits)) {
+        (false, Some(at)) => vec![
+            what[..at].trim_end().to_string(),
+            what[at..].trim_start().to_string(),
+        ],
+        _ => vec![what],
+    };
+    let step = size as i32 + 3;
+    let first = if lines.len() > 1 { 40 } else { 45 };
+    for (k, line) in lines.into_iter().enumerate() {
+        top.draw(&Text::new(
+            line,
+            (20, first + step * k as i32),
+            font.clone(),
+        ))
         .map_err(err)?;
+    }
     Ok(rest)
+}
+
+/// Where to break a header line: after the last `; ` or `, ` whose first part `fits`.
+fn wrap_point(text: &str, fits: &dyn Fn(&str) -> bool) -> Option<usize> {
+    text.match_indices("; ")
+        .chain(text.match_indices(", "))
+        .map(|(i, _)| i + 1)
+        .filter(|&i| fits(&text[..i]))
+        .max()
 }
 
 /// The small-multiples grid: columns and rows for `n` panels.
@@ -177,7 +209,7 @@ impl Figure for TippingFigure<'_> {
 }
 
 /// The height of a tipping panel's legend strip, under its plot.
-const LEGEND_H: u32 = 44;
+pub(super) const LEGEND_H: u32 = 44;
 
 fn draw_tipping_panel<DB: DrawingBackend>(
     whole: &DrawingArea<DB, Shift>,
@@ -458,10 +490,6 @@ fn draw_legend<DB: DrawingBackend>(
     shared: bool,
     states: &[Region],
 ) -> Res {
-    enum Mark {
-        Line(RGBColor, bool),
-        Swatch(RGBColor),
-    }
     let mut entries: Vec<(String, Mark)> = vec![
         ("baseline".into(), Mark::Line(PALETTE[0], false)),
         ("triggered".into(), Mark::Line(PALETTE[3], false)),
@@ -491,6 +519,21 @@ fn draw_legend<DB: DrawingBackend>(
         seen.into_iter()
             .map(|s| (layout::region_words(s), Mark::Swatch(region_color(s)))),
     );
+    legend_strip(area, entries)
+}
+
+/// How a legend entry is drawn: a line (its colour, dashed or not) or a region's swatch.
+pub(super) enum Mark {
+    Line(RGBColor, bool),
+    Swatch(RGBColor),
+}
+
+/// A legend strip under a plot, outside the data: each entry's mark and words, wrapping
+/// to a second line when the first is full (the tipping and hysteresis pictures).
+pub(super) fn legend_strip<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    entries: Vec<(String, Mark)>,
+) -> Res {
     let (w, _) = area.dim_in_pixel();
     let font: TextStyle = ("sans-serif", 14).into_font().into();
     let (mut x, mut y) = (72i32, 10i32);
@@ -538,6 +581,17 @@ mod tests {
     /// Labels stay inside the plot and off their lines (finding 16 of the new-user review:
     /// "spontaneous" clipped at the right edge, "overload 119.79" ran into the right-hand
     /// axis, "tipping 97.08" was printed on its own line).
+    /// A header too long for its picture breaks after the last separator that fits.
+    #[test]
+    fn a_long_header_breaks_at_the_last_separator_that_fits() {
+        let fits = |t: &str| t.len() <= 20;
+        assert_eq!(
+            wrap_point("aaaa, bbbb; cccc, dddddddddddddd", &fits),
+            Some(17)
+        );
+        assert_eq!(wrap_point("aaaaaaaaaaaaaaaaaaaaaaa, b", &fits), None);
+    }
+
     #[test]
     fn labels_stay_inside_the_plot_and_beside_their_lines() {
         // A name centred near the right edge moves left to fit; one in the middle stays.

@@ -121,6 +121,8 @@ fn every_picture_and_link_of_the_report_resolves() {
         "small/variants/more-workers/timeline-zoom.png",
         "small/tipping.png",
         "small/phase.png",
+        // The loop of the swept parameter (issue 24 item 8); `plain` has no [tipping].
+        "small/hysteresis.png",
         "plain/timeline.png",
     ] {
         assert!(images.contains(&f), "no picture {f}");
@@ -131,10 +133,22 @@ fn every_picture_and_link_of_the_report_resolves() {
         "small/variants/more-workers/summary.json",
         "small/tipping.provenance.json",
         "small/phase.csv",
+        "small/hysteresis.json",
         "plain/timeseries.csv",
     ] {
         assert!(links.contains(&f), "no link to {f}");
     }
+    assert!(
+        !page.contains("plain/hysteresis"),
+        "a loop without [tipping]"
+    );
+    // Each run told in words under its timeline (issue 24 item 4): the base design's
+    // open, the variant's folded (`plain` has nothing to tell: no trigger, no measure).
+    assert_eq!(page.matches("<details class=\"story\" open>").count(), 1);
+    assert_eq!(page.matches("<details class=\"story\">").count(), 1);
+    let story = &page[page.find("<details class=\"story\" open>").unwrap()..];
+    let story = &story[..story.find("</details>").unwrap()];
+    assert!(story.contains("Slowdown begins"), "{story}");
     assert!(files > 30, "{files} files linked");
 
     // Readable on a phone; one headroom table per swept scenario (plus the overview);

@@ -1,6 +1,7 @@
 //! `index.html`: the report page, and the words it derives (case source, verdict).
 
 use super::*;
+use crate::report::narrative::Sentence;
 
 #[test]
 fn index_html_golden() {
@@ -16,6 +17,27 @@ fn index_html_golden() {
             .into_iter()
             .map(String::from)
             .collect(),
+        narrative: match variant {
+            None => vec![
+                Sentence {
+                    t_s: 0.0,
+                    at: "0 s".into(),
+                    text: "The run starts healthy: `request` at 70 requests/s.".into(),
+                },
+                Sentence {
+                    t_s: 750.0,
+                    at: "12 min 30 s".into(),
+                    text:
+                        "The goodput ratio of `request` falls below healthy: <0.8, one odd ` mark"
+                            .into(),
+                },
+            ],
+            Some(_) => vec![Sentence {
+                t_s: 60.0,
+                at: "1 min".into(),
+                text: "It recovers.".into(),
+            }],
+        },
     };
     let page = Page {
         brink: "0.0.0-golden".into(),
@@ -34,6 +56,8 @@ fn index_html_golden() {
                 phase: true,
                 tipping_files: vec!["tipping.csv".into()],
                 phase_files: vec!["phase.json".into()],
+                hysteresis: Some(super::hysteresis::hysteresis_report()),
+                hysteresis_files: crate::experiment::hysteresis::files(),
             },
             Section {
                 name: "plain".into(),
@@ -45,6 +69,8 @@ fn index_html_golden() {
                 phase: false,
                 tipping_files: vec![],
                 phase_files: vec![],
+                hysteresis: None,
+                hysteresis_files: vec![],
             },
         ],
     };
@@ -64,6 +90,24 @@ fn index_html_golden() {
     let (tipping, phase) = (at("<h3>Tipping point</h3>"), at("<h3>Phase map</h3>"));
     assert!(tipping < at("golden/tipping.csv") && at("golden/tipping.csv") < phase);
     assert!(phase < at("golden/phase.json"));
+    // The run told in words under each timeline: open for the base design, folded for a
+    // variant; names in backquotes as code, the text escaped, an unpaired backquote kept.
+    assert_eq!(text.matches("<details class=\"story\" open>").count(), 2);
+    assert_eq!(text.matches("<details class=\"story\">").count(), 1);
+    assert!(text.contains(
+        "<li><b>12 min 30 s</b>: The goodput ratio of <code>request</code> falls below healthy: &lt;0.8, one odd ` mark</li>"
+    ));
+    // The loop after the tipping sweep's files, with its sentence and its own files.
+    let hysteresis = at("<h3>Hysteresis loop</h3>");
+    assert!(at("golden/tipping.csv") < hysteresis && hysteresis < phase);
+    assert!(hysteresis < at("golden/hysteresis.csv"));
+    assert!(
+        text.contains("collapses going up at 100 requests/s, recovers going down at 10 requests/s")
+    );
+    // The measure in words beside its key.
+    assert!(
+        text.contains("measured: goodput ratio of request (<code>goodput_ratio.request</code>)")
+    );
     // The mean time to collapse is explained where it is shown (finding 17), once.
     assert_eq!(text.matches("<p>Mean time to collapse: ").count(), 1);
 }
