@@ -117,6 +117,43 @@ fn coalescing_never_has_two_queries_of_a_key_in_flight() {
 }
 
 #[test]
+fn an_abandoned_fill_hands_the_key_to_one_waiter_not_all() {
+    // Every query fails (`error_rate = 1`, no retries): each leader's attempt fails as its
+    // query comes back, its waiters look the key up again, and one of them leads the next
+    // fill. Law: still never two queries of the key in flight (`queue_len` 0 in every
+    // row), no request succeeds, and every lookup is a hit, a wait or exactly one query.
+    // (The clients wait longer than the run: a leader that timed out with its query still
+    // at the database would abandon a query in flight, and the next would queue behind it.)
+    let text = ONE_KEY
+        .replace(
+            "service = { law = \"const\", mean = \"5ms\" }",
+            "service = { law = \"const\", mean = \"5ms\" }\nerror_rate = 1.0",
+        )
+        .replace("timeout = \"10s\"", "timeout = \"10m\"")
+        .replace("duration = \"1m\"", "duration = \"10s\"");
+    let r = run(&scenario(&text), 0);
+    let q = r.series.column("db.queue_len").unwrap();
+    assert!(q.iter().all(|&x| x == 0.0), "queue {q:?}");
+    let c = &r.summary.caches["c"];
+    let coalesced = c.coalesced.unwrap();
+    assert!(coalesced > 0, "nothing waited: the test tests nothing");
+    assert_eq!(
+        r.summary.pools["db"].queries,
+        c.lookups - c.hits - coalesced
+    );
+    // Past the warm start's hits (the key expires within its first 100 ms), nothing
+    // succeeds: no fill ever lands to share.
+    assert_eq!(mean(&r, "request.goodput_per_s", (1.0, 10.0)), 0.0);
+    // A waiter that lost its fill looked its key up again: more lookups than requests.
+    let offered = mean(&r, "request.offered_per_s", (0.0, 10.0)) * 10.0;
+    assert!(
+        c.lookups as f64 > offered,
+        "{} lookups, {offered} offered",
+        c.lookups
+    );
+}
+
+#[test]
 fn early_refresh_keeps_a_hot_key_from_ever_expiring() {
     // One key looked up 100 times a second, a TTL of 10 s refreshed from 80% of it: each
     // refresh is sent at the first hit past 8 s and lands ~5 ms later, long before the
