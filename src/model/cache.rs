@@ -6,6 +6,7 @@ use crate::engine::Rng;
 use crate::engine::time::SimTime;
 use crate::scenario::{CacheCfg, TtlRefresh};
 use rand::{Rng as _, RngExt};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 pub use super::alias::Alias;
@@ -37,6 +38,18 @@ pub struct CacheCounts {
     pub fills: u64,
     /// Slots that lost their contents (spares swapped in, flushes).
     pub losses: u64,
+    /// Misses that waited for another request's fill of their keys (`coalesce`).
+    pub coalesced: u64,
+    /// Background refreshes sent (`refresh_ahead`).
+    pub refreshes: u64,
+}
+
+/// A fill in flight of one key (`coalesce`): the request whose query will fill it, and the
+/// requests waiting for it, each with the query token it parked with.
+#[derive(Debug, Clone, Default)]
+pub struct Flight {
+    pub leader: u32,
+    pub waiters: Vec<(u32, u32)>,
 }
 
 /// A cache tier's live state.
@@ -55,6 +68,15 @@ pub struct CacheState {
     ttl: Option<SimTime>,
     /// A hit starts the key's TTL again (sliding expiry).
     slide: bool,
+    /// `ttl_jitter`: a fill's TTL is shortened by up to this share of it.
+    jitter: Option<f64>,
+    /// `coalesce`: the fills in flight, by key (at most one a key, so at most `keys`).
+    pub coalesce: bool,
+    flights: HashMap<u32, Flight>,
+    /// `refresh_ahead`: a hit this close to its key's expiry refreshes it.
+    refresh_window: Option<SimTime>,
+    /// The background refresh in flight of each key, by the token of its job.
+    refreshing: HashMap<u32, u32>,
     pub rng: Rng,
     pub counts: CacheCounts,
     /// Counts at the start of the current time-series window.
@@ -133,6 +155,14 @@ impl CacheState {
             keys: cfg.keys,
             ttl: cfg.ttl_ns,
             slide: cfg.ttl_refresh == TtlRefresh::OnHit,
+            jitter: cfg.ttl_jitter,
+            coalesce: cfg.coalesce,
+            flights: HashMap::new(),
+            refresh_window: cfg
+                .refresh_ahead
+                .zip(cfg.ttl_ns)
+                .map(|(f, t)| (t as f64 * (1.0 - f)).round() as SimTime),
+            refreshing: HashMap::new(),
             rng,
             counts: CacheCounts::default(),
             window_mark: CacheCounts::default(),
@@ -198,14 +228,83 @@ impl CacheState {
             return;
         }
         let epoch = slot.epoch;
+        let ttl = match (self.ttl, self.jitter) {
+            (Some(t), Some(j)) => Some(jittered(t, j, self.rng.random::<f64>())),
+            (t, _) => t,
+        };
         let k = &mut self.key[key as usize];
         k.slot = s;
         k.epoch = epoch;
-        k.expiry = self
-            .ttl
-            .map(|t| now.saturating_add(t))
-            .unwrap_or(SimTime::MAX);
+        k.expiry = ttl.map(|t| now.saturating_add(t)).unwrap_or(SimTime::MAX);
         self.counts.fills += 1;
+        if self.refresh_window.is_some() {
+            // A fresh fill starts the key's TTL again: a refresh still out will not land.
+            self.refreshing.remove(&key);
+        }
+    }
+
+    /// `coalesce`: whether a fill of `key` is in flight.
+    #[inline]
+    pub fn filling(&self, key: u32) -> bool {
+        self.flights.contains_key(&key)
+    }
+
+    /// `coalesce`: request `r` queries `key` for a fill, unless another already does.
+    pub fn lead(&mut self, key: u32, r: u32) {
+        self.flights.entry(key).or_insert_with(|| Flight {
+            leader: r,
+            waiters: Vec::new(),
+        });
+    }
+
+    /// `coalesce`: request `r` (parked with query token `token`) waits for `key`'s fill.
+    pub fn wait(&mut self, key: u32, r: u32, token: u32) {
+        if let Some(f) = self.flights.get_mut(&key) {
+            f.waiters.push((r, token));
+        }
+    }
+
+    /// `coalesce`: request `r`'s fill of `key` is over (landed or abandoned): the requests
+    /// that waited for it, if `r` led it.
+    pub fn land(&mut self, key: u32, r: u32) -> Option<Vec<(u32, u32)>> {
+        match self.flights.get(&key) {
+            Some(f) if f.leader == r => self.flights.remove(&key).map(|f| f.waiters),
+            _ => None,
+        }
+    }
+
+    /// `refresh_ahead`: after a hit on `key` now, whether to refresh it in the background:
+    /// its expiry is within the window and no refresh of it is out.
+    #[inline]
+    pub fn refresh_due(&self, key: u32, now: SimTime) -> bool {
+        self.refresh_window.is_some_and(|w| {
+            let expiry = self.key[key as usize].expiry;
+            expiry != SimTime::MAX
+                && expiry.saturating_sub(now) <= w
+                && !self.refreshing.contains_key(&key)
+        })
+    }
+
+    /// `refresh_ahead`: a background refresh of `key` was sent as the job of token `token`.
+    pub fn refresh_sent(&mut self, key: u32, token: u32) {
+        self.refreshing.insert(key, token);
+        self.counts.refreshes += 1;
+    }
+
+    /// `refresh_ahead`: the job of token `token` came back (or failed at once); true if it
+    /// was the refresh still out for `key` (which then is no longer out).
+    pub fn refresh_over(&mut self, key: u32, token: u32) -> bool {
+        if self.refreshing.get(&key) == Some(&token) {
+            self.refreshing.remove(&key);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Whether the tier refreshes keys ahead of their expiry.
+    pub fn refreshes(&self) -> bool {
+        self.refresh_window.is_some()
     }
 
     /// The slot's node leaves the catalog (reachable or not). Returns the token that the
@@ -384,6 +483,13 @@ impl LiveRing {
     }
 }
 
+/// A fill's TTL with jitter `j` and a uniform draw `u` in [0, 1): `ttl·(1 − j·u)`, so
+/// uniform in (ttl·(1 − j), ttl] and never 0 (`j` < 1).
+pub fn jittered(ttl: SimTime, j: f64, u: f64) -> SimTime {
+    let cut = (ttl as f64 * j * u) as SimTime;
+    ttl.saturating_sub(cut).max(1)
+}
+
 fn ring_index(ring: &[(u64, u16)], h: u64) -> usize {
     match ring.binary_search_by(|e| e.0.cmp(&h)) {
         Ok(i) => i,
@@ -410,6 +516,9 @@ mod tests {
             vnodes: 64,
             detect_after_ns: Some(10),
             target: None,
+            coalesce: false,
+            refresh_ahead: None,
+            ttl_jitter: None,
         };
         CacheState::new(&cfg, stream_rng(1, 0, "c"))
     }
@@ -495,5 +604,38 @@ mod tests {
         assert!(owned.iter().all(|&k| c.route(k) != 4));
         c.rejoin(4);
         assert!(owned.iter().all(|&k| c.route(k) == 4 && !c.lookup(k, 0)));
+    }
+
+    #[test]
+    fn a_jittered_ttl_is_uniform_between_its_bounds() {
+        // Law: ttl·(1 − j·u) for u uniform in [0, 1) is uniform in (ttl·(1 − j), ttl], mean
+        // ttl·(1 − j/2). Over an even grid of 10,000 u the mean is exact to 1 ns a step.
+        let (ttl, j) = (30_000_000_000u64, 0.2);
+        let n = 10_000;
+        let ttls: Vec<u64> = (0..n)
+            .map(|i| jittered(ttl, j, i as f64 / n as f64))
+            .collect();
+        assert_eq!(ttls[0], ttl);
+        assert!(ttls.iter().all(|&t| t > 24_000_000_000 && t <= ttl));
+        let mean = ttls.iter().sum::<u64>() as f64 / n as f64;
+        let law = ttl as f64 * (1.0 - j / 2.0) + ttl as f64 * j / (2.0 * n as f64);
+        assert!((mean - law).abs() <= 1.0, "mean {mean}, law {law}");
+        // Never 0, whatever the draw.
+        assert_eq!(jittered(1, 0.999, 0.999_999), 1);
+    }
+
+    #[test]
+    fn a_fill_in_flight_has_one_leader_and_hands_its_waiters_over_once() {
+        let mut c = tier(2, 0);
+        assert!(!c.filling(7));
+        c.lead(7, 1);
+        c.lead(7, 2); // a second query of the key does not take the lead
+        assert!(c.filling(7));
+        c.wait(7, 3, 30);
+        c.wait(7, 4, 40);
+        assert_eq!(c.land(7, 2), None, "only the leader lands the fill");
+        assert_eq!(c.land(7, 1), Some(vec![(3, 30), (4, 40)]));
+        assert!(!c.filling(7));
+        assert_eq!(c.land(7, 1), None);
     }
 }

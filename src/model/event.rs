@@ -50,6 +50,10 @@ pub enum Event {
     ScaleEval { pool: u16 },
     /// A server an autoscaler asked for is up.
     ServerUp { pool: u16, server: u32 },
+    /// `coalesce`: the fills a waiting request waited for have landed: its step is done.
+    FillShared { req: u32, token: u32 },
+    /// `coalesce`: a fill a request waited for was abandoned: it looks its keys up again.
+    FillLost { req: u32, token: u32 },
     /// The control plane's delayed look at a cache node that left the catalog.
     NodeDetect { cache: u16, slot: u16, token: u32 },
     /// A restarted cache node re-registers in the catalog.

@@ -186,12 +186,15 @@ impl Simulation<'_> {
     fn step_done(&mut self, r: u32, c: usize) -> Next {
         let step = self.reqs[r].step as usize;
         let steps = &self.cfg.classes[c].steps;
-        if let Some(ci) = steps[step].cache {
+        let (cache, n) = (steps[step].cache, steps.len());
+        if let Some(ci) = cache {
             for &k in self.keys.of(r) {
                 self.caches[ci].fill(k, self.now);
             }
+            if self.caches[ci].coalesce {
+                self.landed(r, ci, true);
+            }
         }
-        let n = steps.len();
         let req = &mut self.reqs[r];
         req.step += 1;
         if (req.step as usize) < n {
@@ -236,6 +239,13 @@ impl Simulation<'_> {
     /// path stays small.
     #[inline(never)]
     fn attempt_failed(&mut self, r: u32, c: usize, why: Failure) -> Next {
+        // A fill this attempt led will not land: its waiters look their keys up again.
+        let step = self.reqs[r].step as usize;
+        if let Some(ci) = self.cfg.classes[c].steps.get(step).and_then(|s| s.cache)
+            && self.caches[ci].coalesce
+        {
+            self.landed(r, ci, false);
+        }
         let policy = self.cfg.classes[c].retry;
         if let Some(b) = &policy.breaker {
             self.classes[c].breaker.record(b, self.now, false);

@@ -89,6 +89,12 @@ pub struct CacheSummary {
     pub fills: u64,
     /// Times a node slot lost its contents (empty spare swapped in, flush, flushed rejoin).
     pub slot_losses: u64,
+    /// Misses that waited for another request's fill (tiers that `coalesce` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coalesced: Option<u64>,
+    /// Background refreshes sent (tiers with `refresh_ahead` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refreshes: Option<u64>,
 }
 
 /// Totals of one server pool.

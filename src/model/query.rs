@@ -23,6 +23,8 @@ pub(super) struct KeyScratch {
     by_req: Vec<Vec<u32>>,
     /// (server, keys) of the parts of the query being sent.
     parts: Vec<(u32, u32)>,
+    /// Keys whose hit just now asks for a background refresh (`refresh_ahead`).
+    due: Vec<u32>,
     /// Requests offered so far and a per-run salt: together they seed each request's keys.
     serial: u32,
     pub(super) salt: u64,
@@ -33,6 +35,7 @@ impl KeyScratch {
         Self {
             by_req: Vec::new(),
             parts: Vec::new(),
+            due: Vec::new(),
             serial: 0,
             salt,
         }
@@ -96,7 +99,8 @@ impl Simulation<'_> {
         if self.keys.by_req.len() <= slot {
             self.keys.by_req.resize_with(slot + 1, Vec::new);
         }
-        let keys = &mut self.keys.by_req[slot];
+        let KeyScratch { by_req, due, .. } = &mut self.keys;
+        let keys = &mut by_req[slot];
         keys.clear();
         match st.cache {
             Some(ci) => {
@@ -109,10 +113,14 @@ impl Simulation<'_> {
                     keys.push(key);
                 }
                 let (mut misses, mut kept) = (0, 0);
+                let refreshes = cache.refreshes();
                 for i in 0..keys.len() {
                     let key = keys[i];
                     let hit = cache.lookup(key, self.now);
                     misses += u32::from(!hit);
+                    if refreshes && hit && cache.refresh_due(key, self.now) {
+                        due.push(key);
+                    }
                     // Legacy policy: one miss queries (and refills) every key of the step.
                     if !hit || st.miss == MissPolicy::All {
                         keys[kept] = key;
@@ -120,6 +128,11 @@ impl Simulation<'_> {
                     }
                 }
                 keys.truncate(kept);
+                let coalesce = cache.coalesce;
+                if !due.is_empty() {
+                    self.send_refreshes(r, c, step, ci);
+                }
+                let keys = &mut self.keys.by_req[slot];
                 if misses == 0 {
                     // Every key hit: nothing is queried, so nothing is filled (a hit does
                     // not renew a key's TTL unless the tier's `ttl_refresh` says so).
@@ -128,6 +141,9 @@ impl Simulation<'_> {
                     return Next::StepDone;
                 }
                 self.reqs[r].covered = keys.len() as u32;
+                if coalesce {
+                    return self.coalesce(r, ci);
+                }
             }
             None => {
                 for _ in 0..k {
@@ -137,6 +153,114 @@ impl Simulation<'_> {
             }
         }
         Next::Query
+    }
+
+    /// `coalesce`: request `r` missed the keys in its key list. If another request is
+    /// filling every one of them, it waits for those fills (parked with a fresh query token,
+    /// `parts_left` counting the fills it waits for, no keys of its own to fill); else it
+    /// queries them all and leads the fills of those nobody is filling yet.
+    #[inline(never)]
+    fn coalesce(&mut self, r: u32, ci: usize) -> Next {
+        let mut keys = std::mem::take(&mut self.keys.by_req[r as usize]);
+        let cache = &mut self.caches[ci];
+        let next = if keys.iter().all(|&k| cache.filling(k)) {
+            let token = self.next_token();
+            let cache = &mut self.caches[ci];
+            for &k in &keys {
+                cache.wait(k, r, token);
+            }
+            cache.counts.coalesced += 1;
+            let req = &mut self.reqs[r];
+            req.query_token = token;
+            req.parts_left = keys.len() as u32;
+            req.covered = 0;
+            keys.clear();
+            Next::Wait
+        } else {
+            for &k in &keys {
+                cache.lead(k, r);
+            }
+            Next::Query
+        };
+        self.keys.by_req[r as usize] = keys;
+        next
+    }
+
+    /// `coalesce`: request `r`'s fills of the keys in its key list are over: landed (`ok`)
+    /// or abandoned (its attempt failed). Each request that waited on one of them is told
+    /// by an event now, once it has all it waited for: its step is done, with the value the
+    /// fill read; or, if a fill was abandoned, it looks its keys up again (the first to miss
+    /// then leads a new fill, the others wait for it).
+    #[inline(never)]
+    pub(super) fn landed(&mut self, r: u32, ci: usize, ok: bool) {
+        let Some(keys) = self.keys.by_req.get_mut(r as usize).map(std::mem::take) else {
+            return;
+        };
+        for &k in &keys {
+            let Some(waiters) = self.caches[ci].land(k, r) else {
+                continue;
+            };
+            for (w, token) in waiters {
+                let req = &mut self.reqs[w];
+                if req.query_token != token {
+                    continue;
+                }
+                if ok {
+                    req.parts_left -= 1;
+                    if req.parts_left > 0 {
+                        continue;
+                    }
+                }
+                // A fresh token: the waiter's other pending wake-ups become stale.
+                let token = self.next_token();
+                self.reqs[w].query_token = token;
+                let ev = if ok {
+                    Event::FillShared { req: w, token }
+                } else {
+                    Event::FillLost { req: w, token }
+                };
+                self.queue.schedule(self.now, ev);
+            }
+        }
+        self.keys.by_req[r as usize] = keys;
+    }
+
+    /// `refresh_ahead`: request `r`'s hits on the keys in `due` came near their expiry:
+    /// each gets one background query (a one-part query of the step's pool that nobody
+    /// waits for, under a fresh token), which refills the key when it comes back ok.
+    #[inline(never)]
+    fn send_refreshes(&mut self, r: u32, c: usize, step: usize, ci: usize) {
+        let part = Part::of(&self.cfg.classes[c].steps[step].query);
+        let mut due = std::mem::take(&mut self.keys.due);
+        for &key in &due {
+            let token = self.next_token();
+            let server = self.route_one(part);
+            let mut job = self.job(r, token, SimTime::MAX, server, part, 1);
+            // The job carries the key it refreshes, for its return.
+            job.keys = key;
+            job.propagated = false;
+            self.caches[ci].refresh_sent(key, token);
+            if self.send(part.pool, job).is_err() {
+                self.caches[ci].refresh_over(key, token);
+            }
+        }
+        due.clear();
+        self.keys.due = due;
+    }
+
+    /// `refresh_ahead`: a job nobody waited for is over, `ok` or not; if it was a key's
+    /// background refresh, an ok answer refills the key.
+    #[inline(never)]
+    pub(super) fn refresh_landed(&mut self, key: u32, token: u32, ok: bool) {
+        let now = self.now;
+        if let Some(cache) = self
+            .caches
+            .iter_mut()
+            .find_map(|c| (c.refreshes() && c.refresh_over(key, token)).then_some(c))
+            && ok
+        {
+            cache.fill(key, now);
+        }
     }
 
     /// Sends (or re-sends) the current step's query: arms its deadline, then one job per

@@ -160,7 +160,12 @@ impl Simulation<'_> {
             }
             Owner::Cache(c) => {
                 let cache = &self.caches[c];
-                CacheState::hit_ratio(&cache.counts, &cache.window_mark)
+                let (n, m) = (&cache.counts, &cache.window_mark);
+                match col.measure {
+                    Measure::Coalesced => rate(n.coalesced, m.coalesced),
+                    Measure::Refreshes => rate(n.refreshes, m.refreshes),
+                    _ => CacheState::hit_ratio(n, m),
+                }
             }
         }
     }
@@ -311,6 +316,8 @@ impl Simulation<'_> {
                         hits: k.hits,
                         fills: k.fills,
                         slot_losses: k.losses,
+                        coalesced: cfg.coalesce.then_some(k.coalesced),
+                        refreshes: cfg.refresh_ahead.map(|_| k.refreshes),
                     },
                 )
             })

@@ -158,6 +158,9 @@ impl Simulation<'_> {
         if scaled {
             self.scaled_job_done(p, job.server, self.now - job.enqueued);
         }
+        if !current && self.refresh_ahead {
+            self.refresh_landed(job.keys, job.token, ok);
+        }
         current.then_some(PartDone {
             req: job.req,
             failure: (!ok).then_some(Failure::Error),

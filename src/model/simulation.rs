@@ -77,6 +77,9 @@ pub struct Simulation<'a> {
     pub(super) known_bytes: u64,
     /// The request tracer, with `--trace-sample` only ([`super::tracing`]).
     pub(super) trace: Option<Box<super::tracing::Tracer>>,
+    /// Some cache tier refreshes keys ahead of expiry: a job nobody waits for may be a
+    /// refresh ([`Simulation::refresh_landed`]).
+    pub(super) refresh_ahead: bool,
 }
 
 /// How [`Simulation::drive`] stopped.
@@ -183,6 +186,7 @@ impl<'a> Simulation<'a> {
             limits: Limits::current(),
             known_bytes: bytes_of(known),
             trace: None,
+            refresh_ahead: cfg.caches.iter().any(|c| c.refresh_ahead.is_some()),
             cfg,
         }
     }
@@ -436,6 +440,8 @@ impl<'a> Simulation<'a> {
                 }
             }
             Event::Hedge { req, token } => self.resume(req, token, Next::Hedge),
+            Event::FillShared { req, token } => self.resume(req, token, Next::StepDone),
+            Event::FillLost { req, token } => self.resume(req, token, Next::Step),
             Event::FallbackOver { job, token } => self.fallback_over(job, token),
             Event::WindowEnd => self.window_end(),
             Event::TriggerStart { trigger } => self.timetable_start(trigger as usize),

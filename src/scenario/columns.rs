@@ -49,6 +49,11 @@ pub enum Measure {
     Servers,
     /// Cache hits over lookups, key by key.
     HitRatio,
+    /// Misses that waited for another request's fill of their keys (tiers that `coalesce`
+    /// only).
+    Coalesced,
+    /// Background refreshes sent (tiers with `refresh_ahead` only).
+    Refreshes,
     /// Tries of a pool call (first tries and retries): queries per dependency.
     CallsPerS,
     /// Pool calls that failed for good, or that the call's bulkhead refused.
@@ -74,7 +79,7 @@ pub enum Owner {
 
 impl Measure {
     /// Every measure, in column order within its component.
-    pub const ALL: [Measure; 20] = [
+    pub const ALL: [Measure; 22] = [
         Measure::Time,
         Measure::Offered,
         Measure::Attempts,
@@ -92,6 +97,8 @@ impl Measure {
         Measure::ShedPerS,
         Measure::Servers,
         Measure::HitRatio,
+        Measure::Coalesced,
+        Measure::Refreshes,
         Measure::CallsPerS,
         Measure::CallFailed,
         Measure::BreakerOpen,
@@ -125,6 +132,8 @@ impl Measure {
             Measure::ShedPerS => "shed_per_s",
             Measure::Servers => "servers",
             Measure::HitRatio => "hit_ratio",
+            Measure::Coalesced => "coalesced_per_s",
+            Measure::Refreshes => "refreshes_per_s",
             Measure::CallsPerS => "calls_per_s",
             Measure::CallFailed => "failed_per_s",
             Measure::BreakerOpen => "breaker_open",
@@ -151,7 +160,7 @@ impl Measure {
             | Measure::WaitingOnCalls
             | Measure::ShedPerS
             | Measure::Servers => "pool",
-            Measure::HitRatio => "cache",
+            Measure::HitRatio | Measure::Coalesced | Measure::Refreshes => "cache",
             Measure::CallsPerS | Measure::CallFailed | Measure::BreakerOpen => "call",
         }
     }
@@ -180,7 +189,8 @@ pub struct Column {
 /// The columns of `timeseries.csv` for a configuration: `time_s`, then per client class its
 /// measures (`slow_per_s` only for the class of an SLO measure), per pool `utilization`, `queue_len`, `queries_per_s` (and
 /// `primary_utilization` with replicas, `waiting_on_calls` with calls, `shed_per_s` when it
-/// sheds, `servers` when it autoscales), per cache tier `hit_ratio`, per pool call `calls_per_s`, `failed_per_s` (and
+/// sheds, `servers` when it autoscales), per cache tier `hit_ratio` (and
+/// `coalesced_per_s` when it coalesces, `refreshes_per_s` when it refreshes ahead), per pool call `calls_per_s`, `failed_per_s` (and
 /// `breaker_open` with a breaker), each in the order of [`Measure::ALL`]. A scenario
 /// without calls or shedding has the columns it always had.
 pub fn columns(cfg: &Config) -> Vec<Column> {
@@ -225,7 +235,14 @@ pub fn columns(cfg: &Config) -> Vec<Column> {
     }
     for (i, c) in cfg.caches.iter().enumerate() {
         for m in Measure::of("cache") {
-            add(Owner::Cache(i), &c.name, m);
+            let has = match m {
+                Measure::Coalesced => c.coalesce,
+                Measure::Refreshes => c.refresh_ahead.is_some(),
+                _ => true,
+            };
+            if has {
+                add(Owner::Cache(i), &c.name, m);
+            }
         }
     }
     for (i, call) in cfg.calls.iter().enumerate() {

@@ -363,6 +363,12 @@ pub struct RawCache {
     pub warm: Option<f64>,
     pub vnodes: Option<i64>,
     pub control_plane: Option<RawControlPlane>,
+    /// One fill in flight per key: a miss on a key being filled waits for that fill.
+    pub coalesce: Option<bool>,
+    /// A hit on a key past this fraction of its `ttl` refreshes it in the background.
+    pub refresh_ahead: Option<f64>,
+    /// Each fill's TTL is drawn uniformly in [ttl·(1 − j), ttl].
+    pub ttl_jitter: Option<f64>,
 }
 
 /// The control plane over a cache tier (Mcrib): replaces a node that left the catalog with

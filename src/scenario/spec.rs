@@ -486,6 +486,14 @@ pub struct CacheCfg {
     /// The control plane's reaction time to a node leaving the catalog; `None` = no
     /// control plane (nothing replaces a node that leaves).
     pub detect_after_ns: Option<SimTime>,
+    /// Request coalescing: one fill in flight per key, the other misses on it wait for it.
+    pub coalesce: bool,
+    /// Early refresh: a hit on a key within the last `1 − f` of its TTL (its age past
+    /// `f · ttl`) sends one background query that refills it; `None`: off.
+    pub refresh_ahead: Option<f64>,
+    /// Jittered TTLs: each fill's TTL is drawn uniformly in `[ttl·(1 − j), ttl]`; `None`:
+    /// every fill gets `ttl`.
+    pub ttl_jitter: Option<f64>,
 }
 
 /// A cache tier's measured hit ratio (`hit_ratio`), the unknown it solves for, and what the

@@ -6,6 +6,7 @@ mod bad_input;
 mod balancing;
 mod budgets;
 mod cache_hit_ratio;
+mod cache_stampede;
 mod cache_ttl;
 mod calibrate;
 mod collapse_time;

@@ -75,6 +75,8 @@ fn summary() -> Summary {
                 hits: 7,
                 fills: 1,
                 slot_losses: 0,
+                coalesced: None,
+                refreshes: None,
             },
         )]),
         calls: IndexMap::new(),

@@ -35,6 +35,20 @@ pub fn cache(path: &str, name: &str, c: &RawCache) -> V<CacheCfg> {
             );
         }
     };
+    let refresh_ahead = c
+        .refresh_ahead
+        .map(|f| ttl_fraction(path, c, "refresh_ahead", f))
+        .transpose()?;
+    if refresh_ahead.is_some() && c.ttl_refresh == Some(TtlRefresh::OnHit) {
+        return bad(
+            format!("{path}.refresh_ahead"),
+            "cannot be used with `ttl_refresh = \"on_hit\"`: a hit already starts the key's TTL again, so no key is ever near its expiry when it is looked up",
+        );
+    }
+    let ttl_jitter = c
+        .ttl_jitter
+        .map(|j| ttl_fraction(path, c, "ttl_jitter", j))
+        .transpose()?;
     Ok(CacheCfg {
         name: name.into(),
         nodes: int_in(&format!("{path}.nodes"), c.nodes, 1, 10_000)? as u32,
@@ -59,7 +73,28 @@ pub fn cache(path: &str, name: &str, c: &RawCache) -> V<CacheCfg> {
             })
             .transpose()?,
         target,
+        coalesce: c.coalesce.unwrap_or(false),
+        refresh_ahead,
+        ttl_jitter,
     })
+}
+
+/// `key = f` of the tier at `path` (`refresh_ahead`, `ttl_jitter`): a fraction strictly
+/// between 0 and 1 of a `ttl` the file gives.
+fn ttl_fraction(path: &str, c: &RawCache, key: &str, f: f64) -> V<f64> {
+    if !(f > 0.0 && f < 1.0) {
+        return bad(
+            format!("{path}.{key}"),
+            format!("must be a fraction above 0 and below 1 (of the tier's `ttl`), not {f}"),
+        );
+    }
+    if c.ttl.is_none() {
+        return bad(
+            format!("{path}.{key}"),
+            "needs the tier's `ttl` (a fraction of it): give `ttl`",
+        );
+    }
+    Ok(f)
 }
 
 /// The most keys a tier may have (given or derived).
