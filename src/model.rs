@@ -69,4 +69,4 @@ pub mod workload;
 pub use metrics::{RunResult, Summary, TimeSeries};
 pub use occupancy::{Occupancy, occupancy};
 pub use simulation::{SimError, Simulation, run, run_until};
-pub use triggers::markers;
+pub use triggers::{fired_marker, intervention_marker, markers, scheduled_markers};

@@ -173,7 +173,8 @@ impl Server {
         let (tx, rx) = std::sync::mpsc::channel();
         {
             let (l, s, speed) = (loader.clone(), live.clone(), opts.speed);
-            std::thread::spawn(move || session::run_thread(l, design, speed, s, rx));
+            let knobs = controls.knobs.iter().map(|k| k.path.clone()).collect();
+            std::thread::spawn(move || session::run_thread(l, design, knobs, speed, s, rx));
         }
         let app = Arc::new(App {
             name: loader.name.clone(),

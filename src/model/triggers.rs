@@ -10,7 +10,7 @@ use super::workload::BurstState;
 use crate::engine::EventQueue;
 use crate::engine::Rng;
 use crate::engine::time::{SimTime, ns_to_secs};
-use crate::scenario::{Scenario, TriggerCfg, TriggerKind};
+use crate::scenario::{Intervention, Scenario, TriggerCfg, TriggerKind};
 
 /// The run's timetable and the live state of its triggers.
 ///
@@ -104,6 +104,16 @@ impl Timetable {
 /// The triggers and interventions of a scenario, as timeline markers (enabled triggers
 /// only, as configured at the start of the run).
 pub fn markers(sc: &Scenario) -> Vec<Marker> {
+    let mut out = scheduled_markers(sc);
+    for iv in &sc.interventions {
+        out.extend(fired_marker(sc, iv));
+        out.push(intervention_marker(iv));
+    }
+    out
+}
+
+/// The occurrences of the scenario's enabled triggers on their own schedules.
+pub fn scheduled_markers(sc: &Scenario) -> Vec<Marker> {
     let mut out = Vec::new();
     for t in sc.config.triggers.iter().filter(|t| t.enabled) {
         for at in occurrences(t, sc.duration) {
@@ -116,27 +126,32 @@ pub fn markers(sc: &Scenario) -> Vec<Marker> {
             });
         }
     }
-    for iv in &sc.interventions {
-        if let Some(t) = iv.fire.map(|e| &sc.config.triggers[e]) {
-            out.push(Marker {
-                kind: MarkerKind::Event,
-                name: t.name.clone(),
-                label: t.label.clone(),
-                start_s: ns_to_secs(iv.time),
-                end_s: Some(ns_to_secs(
-                    iv.time.saturating_add(t.for_ns).min(sc.duration),
-                )),
-            });
-        }
-        out.push(Marker {
-            kind: MarkerKind::Intervention,
-            name: "at".into(),
-            label: iv.label.clone(),
-            start_s: ns_to_secs(iv.time),
-            end_s: None,
-        });
-    }
     out
+}
+
+/// The occurrence of an event that intervention `iv` fires (`fire = "NAME"`), if any.
+pub fn fired_marker(sc: &Scenario, iv: &Intervention) -> Option<Marker> {
+    let t = &sc.config.triggers[iv.fire?];
+    Some(Marker {
+        kind: MarkerKind::Event,
+        name: t.name.clone(),
+        label: t.label.clone(),
+        start_s: ns_to_secs(iv.time),
+        end_s: Some(ns_to_secs(
+            iv.time.saturating_add(t.for_ns).min(sc.duration),
+        )),
+    })
+}
+
+/// Intervention `iv` as a line on the timeline.
+pub fn intervention_marker(iv: &Intervention) -> Marker {
+    Marker {
+        kind: MarkerKind::Intervention,
+        name: "at".into(),
+        label: iv.label.clone(),
+        start_s: ns_to_secs(iv.time),
+        end_s: None,
+    }
 }
 
 impl Simulation<'_> {

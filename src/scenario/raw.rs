@@ -525,3 +525,93 @@ pub struct RawHysteresis {
     /// The first part of each dwell, left out of the measure.
     pub settle: Option<Dur>,
 }
+
+/// The values a key that takes one of a fixed set of words accepts, in the order the
+/// schema declares them, read from the enum that deserializes it (so the list cannot
+/// drift from what the loader accepts): `retry.backoff` gives `none`, `constant`,
+/// `exponential`. `None` for a key that takes anything else. `path` is a key path as
+/// `--set` writes it; only its last key (and, for `with`, the one before) matter.
+pub fn choices(path: &str) -> Option<&'static [&'static str]> {
+    let mut keys = path.rsplit('.');
+    let last = keys.next()?;
+    match last {
+        "backoff" => Some(variants_of::<Backoff>()),
+        "jitter" => Some(variants_of::<Jitter>()),
+        "discipline" => Some(variants_of::<Discipline>()),
+        "balance" => Some(&Balance::NAMES),
+        "fanout" => Some(variants_of::<Fanout>()),
+        "read" => Some(variants_of::<ReadPref>()),
+        "miss" => Some(variants_of::<MissPolicy>()),
+        "ttl_refresh" => Some(variants_of::<TtlRefresh>()),
+        "completion" => Some(variants_of::<Completion>()),
+        "deadline" => Some(variants_of::<DeadlineMode>()),
+        "signal" => Some(variants_of::<ScaleSignal>()),
+        "scale_in" => Some(variants_of::<ScaleIn>()),
+        "with" if keys.next() == Some("slowdown") => Some(variants_of::<SlowdownWith>()),
+        _ => None,
+    }
+}
+
+/// The names serde's derived `Deserialize` of a unit enum accepts: a deserializer that
+/// asks for an enum hears them and refuses.
+fn variants_of<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
+    struct Names(std::cell::Cell<&'static [&'static str]>);
+    impl<'de> Deserializer<'de> for &Names {
+        type Error = de::value::Error;
+        fn deserialize_any<V: de::Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+            Err(de::Error::custom("not an enum"))
+        }
+        fn deserialize_enum<V: de::Visitor<'de>>(
+            self,
+            _: &'static str,
+            variants: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            self.0.set(variants);
+            Err(de::Error::custom("names heard"))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map
+            struct identifier ignored_any
+        }
+    }
+    let names = Names(std::cell::Cell::new(&[]));
+    let _ = T::deserialize(&names);
+    names.0.get()
+}
+
+#[cfg(test)]
+mod choice_tests {
+    use super::*;
+
+    /// Each list is the schema's: every name deserializes, and a word not in it does not.
+    #[test]
+    fn choices_are_the_words_the_loader_accepts() {
+        assert_eq!(
+            choices("class.request.retry.backoff"),
+            Some(&["none", "constant", "exponential"][..])
+        );
+        assert_eq!(
+            choices("pool.api.calls.0.retry.jitter"),
+            Some(&["none", "full", "equal", "decorrelated"][..])
+        );
+        assert_eq!(
+            choices("pool.db.slowdown.with"),
+            Some(&["queue", "in_flight"][..])
+        );
+        assert_eq!(choices("pool.db.with"), None);
+        assert_eq!(choices("pool.db.workers"), None);
+        for name in choices("pool.db.discipline").unwrap() {
+            let v = Value::String(name.to_string());
+            assert!(Discipline::deserialize(v).is_ok(), "{name}");
+        }
+        for name in choices("pool.db.balance").unwrap() {
+            assert!(
+                Balance::deserialize(Value::String(name.to_string())).is_ok(),
+                "{name}"
+            );
+        }
+        assert!(Discipline::deserialize(Value::String("stack".into())).is_err());
+    }
+}

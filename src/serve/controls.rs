@@ -18,7 +18,9 @@ pub enum KnobKind {
     Integer,
     /// `true` or `false`.
     Bool,
-    /// One of `options` (a pool's discipline).
+    /// One of `options`: a key whose value is one of a fixed set of words (`backoff`,
+    /// `jitter`, `discipline`, `balance`, ...), the set read from the scenario schema
+    /// ([`crate::scenario::raw::choices`]).
     Choice,
     /// A duration such as `250ms` or `2m`.
     Duration,
@@ -38,7 +40,8 @@ pub struct Knob {
     /// What the page calls it.
     pub label: String,
     pub kind: KnobKind,
-    /// The value in the file (none when the file leaves it to its default).
+    /// The value in the file (none when the file leaves it to its default); the value in
+    /// force now is `/api/state`'s `knobs`.
     pub value: Option<serde_json::Value>,
     /// A slider's range (numbers only).
     pub min: f64,
@@ -143,12 +146,15 @@ impl Controls {
                 &[],
                 false,
             );
-            let fifo = Value::String("fifo".into());
-            let lifo = Value::String("lifo".into());
+            // The file may leave the discipline to its default, the schema's first word.
+            let path = format!("pool.{}.discipline", p.name);
+            let first = crate::scenario::raw::choices(&path)
+                .and_then(|c| c.first())
+                .map(|w| Value::String(w.to_string()));
             add(
-                format!("pool.{}.discipline", p.name),
+                path,
                 format!("{}: discipline", p.name),
-                &[&fifo, &lifo],
+                &first.iter().collect::<Vec<_>>(),
                 false,
             );
         }
@@ -193,7 +199,7 @@ impl Controls {
             if path == "at" || path.starts_with("at.") || path.ends_with(".enabled") {
                 continue;
             }
-            add(path.clone(), label_of(path), &[value], false);
+            add(path.clone(), label_of(loader, path), &[value], false);
         }
         let events = cfg
             .triggers
@@ -218,16 +224,37 @@ impl Controls {
 }
 
 /// What the page calls the parameter at `path`: `class.request.retry.budget.rate` is
-/// "request: retry budget rate" (the path itself is the control's tooltip).
-fn label_of(path: &str) -> String {
+/// "request: retry budget rate"; a key of a call or a step is named by what it queries,
+/// `pool.api.calls.0.max_in_flight` "api → db: max in flight" (and by the call's own
+/// name when it has one: "api → db (reads): timeout"). The path itself is the control's
+/// tooltip.
+fn label_of(loader: &Loader, path: &str) -> String {
     let words = |s: &str| s.replace(['.', '_'], " ");
-    match path
-        .split_once('.')
-        .and_then(|(_, rest)| rest.split_once('.'))
+    let Some((kind, rest)) = path.split_once('.') else {
+        return words(path);
+    };
+    let Some((owner, rest)) = rest.split_once('.') else {
+        return words(path);
+    };
+    if let [list @ ("calls" | "steps"), i, key] = rest.splitn(3, '.').collect::<Vec<_>>()[..]
+        && i.parse::<usize>().is_ok()
     {
-        Some((name, rest)) => format!("{name}: {}", words(rest)),
-        None => words(path),
+        let at = format!("{kind}.{owner}.{list}.{i}");
+        let text = |k: &str| {
+            loader
+                .raw_value(&format!("{at}.{k}"))
+                .and_then(Value::as_str)
+        };
+        if let Some(query) = text("query") {
+            let pool = query.split('/').next().unwrap_or(query);
+            let target = match text("name") {
+                Some(name) if name != pool => format!("{query} ({name})"),
+                _ => query.to_string(),
+            };
+            return format!("{owner} → {target}: {}", words(key));
+        }
     }
+    format!("{owner}: {}", words(rest))
 }
 
 /// A knob for `path` from its value in the file and values seen in variants or
@@ -241,11 +268,14 @@ fn knob(
 ) -> Option<Knob> {
     let sample = file.or(seen.first().copied());
     let integer_path = path.ends_with(".workers") || path.ends_with(".max_attempts");
+    let choices = crate::scenario::raw::choices(&path);
     let kind = match sample {
+        Some(Value::String(s)) if choices.is_some_and(|c| c.contains(&s.as_str())) => {
+            KnobKind::Choice
+        }
         Some(Value::Integer(_)) | None if integer_path => KnobKind::Integer,
         Some(Value::Integer(_) | Value::Float(_)) | None => KnobKind::Number,
         Some(Value::Boolean(_)) => KnobKind::Bool,
-        Some(Value::String(_)) if path.ends_with(".discipline") => KnobKind::Choice,
         Some(Value::String(s)) if parse_duration(s).is_ok() => KnobKind::Duration,
         Some(Value::String(_)) => KnobKind::Text,
         Some(_) => return None,
@@ -262,7 +292,10 @@ fn knob(
             .max(1.0),
         _ => (top * 4.0).max(100.0),
     };
-    let mut options = Vec::new();
+    let mut options: Vec<String> = match (kind, choices) {
+        (KnobKind::Choice, Some(c)) => c.iter().map(|w| w.to_string()).collect(),
+        _ => Vec::new(),
+    };
     for v in file.into_iter().chain(seen.iter().copied()) {
         if let Value::String(s) = v
             && !options.contains(s)
@@ -323,14 +356,52 @@ mod tests {
 
     #[test]
     fn labels_read_as_words() {
+        let b = crate::scenario::bundled::find("thread-pool-exhaustion").unwrap();
+        let text = format!(
+            "{}\n[[pool.api.calls]]\nquery = \"catalog\"\nname = \"reads\"\n",
+            b.text
+        );
+        let loader = Loader::from_text("s.toml", "s", text).unwrap();
+        let label = |p| label_of(&loader, p);
         assert_eq!(
-            label_of("class.request.retry.budget.rate"),
-            "request: retry budget rate"
+            label("class.browse.retry.budget.rate"),
+            "browse: retry budget rate"
+        );
+        assert_eq!(label("pool.api.cancel_expired"), "api: cancel expired");
+        assert_eq!(label("duration"), "duration");
+        assert_eq!(
+            label("pool.api.calls.1.max_in_flight"),
+            "api → payments: max in flight"
         );
         assert_eq!(
-            label_of("pool.server.cancel_expired"),
-            "server: cancel expired"
+            label("pool.api.calls.2.retry.max_attempts"),
+            "api → catalog (reads): retry max attempts"
         );
-        assert_eq!(label_of("duration"), "duration");
+        assert_eq!(
+            label("class.browse.steps.0.timeout"),
+            "browse → api/browse: timeout"
+        );
+        // A call the file does not have: the path in words.
+        assert_eq!(label("pool.api.calls.9.timeout"), "api: calls 9 timeout");
+    }
+
+    /// Every enum knob of the bundled scenarios is a choice of the schema's words, with the
+    /// file's value among them.
+    #[test]
+    fn enum_knobs_are_choices_of_the_schemas_words() {
+        let mut seen = 0;
+        for b in crate::scenario::bundled::all() {
+            let loader = Loader::bundled(b).unwrap();
+            let sc = loader.load(None, &[]).unwrap();
+            for k in Controls::of(&loader, &sc).knobs {
+                if let Some(c) = crate::scenario::raw::choices(&k.path) {
+                    assert_eq!(k.kind, KnobKind::Choice, "{}: {}", b.name, k.path);
+                    assert_eq!(k.options, c, "{}: {}", b.name, k.path);
+                    seen += 1;
+                }
+                assert!(!k.label.contains("calls 0"), "{}: {}", b.name, k.label);
+            }
+        }
+        assert!(seen >= 5, "enum knobs checked: {seen}");
     }
 }

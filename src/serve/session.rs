@@ -11,6 +11,9 @@
 //! order a plain run of the saved file applies them, with the configuration each puts in
 //! force there. So `brink run` of the saved file writes the same rows.
 //!
+//! The run starts paused, so that the page can say what is coming (when the file's first
+//! event fires) before the clock runs: `resume` (the page's Start button) starts it.
+//!
 //! What a reset starts from is the session's [`Design`]: the file, or the file with another
 //! seed, a variant applied from the start, or a longer run. Extending the run rebuilds it
 //! with the longer duration and replays it to where it was: the same rows (a run's events
@@ -25,7 +28,7 @@ use crate::model::{SimError, Simulation};
 use crate::report::narrative::Sentence;
 use crate::report::verdict::Verdict;
 use crate::scenario::{Loader, Scenario, ScenarioError};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -110,6 +113,10 @@ pub struct Live {
     pub narrative: Vec<Sentence>,
     /// The actions so far, in order.
     pub log: Vec<Action>,
+    /// The value in force now of each knob (its path → value): the file's (as the session
+    /// was set up), or the last `[[at]]` entry's, the file's or a live one, that set it so
+    /// far. A knob the file leaves to its default, and nothing has set yet, is absent.
+    pub knobs: serde_json::Map<String, serde_json::Value>,
     pub error: Option<String>,
     #[serde(skip)]
     pub rows: Vec<Vec<f64>>,
@@ -119,21 +126,71 @@ pub struct Live {
     /// The session's events and interventions (the file's and the live ones), for the
     /// charts: at most [`MAX_MARKERS`].
     #[serde(skip)]
-    pub markers: Arc<Vec<Marker>>,
+    pub markers: Arc<Vec<LiveMarker>>,
+}
+
+/// A marker of the session's timeline as the page lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct LiveMarker {
+    #[serde(flatten)]
+    pub marker: Marker,
+    /// True for an action taken in this session, false for the file's own.
+    pub live: bool,
+    /// For an event started by an `[[at]]` entry (`fire`), that entry's label: the entry
+    /// is this marker, not another one.
+    pub by: Option<String>,
 }
 
 /// The most markers the page is sent (a repeating event may have many).
 pub const MAX_MARKERS: usize = 500;
 
-/// The markers of `sc` within its run, the first [`MAX_MARKERS`] in time order.
+/// The markers of `sc` within its run, the first [`MAX_MARKERS`] in time order (what the
+/// narrative reads).
 fn markers_of(sc: &Scenario) -> Arc<Vec<Marker>> {
     let mut m = crate::model::markers(sc);
+    within(sc, &mut m, |m| m);
+    Arc::new(m)
+}
+
+/// The markers of `sc` as the page lists them: an `[[at]]` entry that fires an event is
+/// that event's occurrence (once); an entry that is one of `actions` is live.
+fn listed_markers(sc: &Scenario, actions: &[Action]) -> Arc<Vec<LiveMarker>> {
+    let file = |marker| LiveMarker {
+        marker,
+        live: false,
+        by: None,
+    };
+    let mut m: Vec<LiveMarker> = crate::model::scheduled_markers(sc)
+        .into_iter()
+        .map(file)
+        .collect();
+    for iv in &sc.interventions {
+        let live = actions
+            .iter()
+            .any(|a| a.time_ms.saturating_mul(1_000_000) == iv.time && a.label == iv.label);
+        m.push(match crate::model::fired_marker(sc, iv) {
+            Some(marker) => LiveMarker {
+                marker,
+                live,
+                by: Some(iv.label.clone()),
+            },
+            None => LiveMarker {
+                live,
+                ..file(crate::model::intervention_marker(iv))
+            },
+        });
+    }
+    within(sc, &mut m, |m| &m.marker);
+    Arc::new(m)
+}
+
+/// Keeps the first [`MAX_MARKERS`] of `m` within `sc`'s run, in time order.
+fn within<T>(sc: &Scenario, m: &mut Vec<T>, marker: impl Fn(&T) -> &Marker) {
     // What happens after the end does not (the file may say more than a shortened run).
     let end = ns_to_secs(sc.duration);
-    m.retain(|m| m.start_s <= end);
-    m.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
+    m.retain(|m| marker(m).start_s <= end);
+    m.sort_by(|a, b| marker(a).start_s.total_cmp(&marker(b).start_s));
     m.truncate(MAX_MARKERS);
-    Arc::new(m)
 }
 
 impl Live {
@@ -145,7 +202,7 @@ impl Live {
             variant: None,
             now_s: 0.0,
             end_s: ns_to_secs(sc.duration),
-            status: "running",
+            status: "paused",
             speed,
             achieved_speed: 0.0,
             updates_per_s: 0.0,
@@ -157,10 +214,11 @@ impl Live {
             verdict_text: None,
             narrative: vec![],
             log: vec![],
+            knobs: Default::default(),
             error: None,
             rows: vec![],
             text: Arc::new(text.to_string()),
-            markers: markers_of(sc),
+            markers: listed_markers(sc, &[]),
         }
     }
 }
@@ -182,6 +240,13 @@ struct Driver {
     /// The time-series schema of `current`, which the health gauge reads.
     columns: Vec<crate::scenario::Column>,
     markers: Arc<Vec<Marker>>,
+    /// The same as the page lists them.
+    listed: Arc<Vec<LiveMarker>>,
+    /// The knobs' paths, and for each its value as the session was set up (none when the
+    /// file leaves it to its default).
+    knobs: Vec<(String, Option<serde_json::Value>)>,
+    /// What the session's `[[at]]` entries set: (time, path, value), in the file's order.
+    settings: Vec<(SimTime, String, serde_json::Value)>,
     /// How many of `current`'s interventions are in force.
     applied: usize,
     speed: f64,
@@ -211,10 +276,12 @@ enum Handled {
 }
 
 /// Runs sessions on `loader`'s scenario until `commands` closes: the run thread. `design`
-/// is how the first session is set up (checked by the caller).
+/// is how the first session is set up (checked by the caller); `knobs` are the paths whose
+/// values in force it publishes.
 pub fn run_thread(
     loader: Loader,
     design: Design,
+    knobs: Vec<String>,
     speed: f64,
     shared: Arc<Mutex<Live>>,
     commands: Receiver<(Command, Sender<Reply>)>,
@@ -230,20 +297,25 @@ pub fn run_thread(
     };
     let mut d = Driver {
         file_seed: file.seed,
+        text: Arc::new(text),
         design,
         actions: Vec::new(),
         gauge: gauge(&first),
-        text: Arc::new(text),
         markers: markers_of(&first),
+        listed: listed_markers(&first, &[]),
+        knobs: knobs.into_iter().map(|k| (k, None)).collect(),
+        settings: Vec::new(),
         columns: crate::scenario::columns::columns(&first.config),
         current: first,
         applied: 0,
         speed,
-        paused: false,
+        // Paused until the page (or a script) starts it.
+        paused: true,
         loader,
         shared,
         run: 0,
     };
+    d.read_settings(d.text.to_string());
     // The command that rebuilt the run, answered once the new run has published: a
     // reset's (replayed to 0) or an extension's (replayed to where the run was).
     let mut pending: Option<(SimTime, Sender<Reply>)> = None;
@@ -389,10 +461,11 @@ impl Driver {
         self.gauge = gauge(&sc);
         self.design = design;
         self.actions = actions;
-        self.text = Arc::new(text);
         self.markers = markers_of(&sc);
+        self.listed = listed_markers(&sc, &self.actions);
         self.columns = crate::scenario::columns::columns(&sc.config);
         self.current = sc;
+        self.read_settings(text);
         Ok(())
     }
 
@@ -443,13 +516,58 @@ impl Driver {
             e => format!("{e:#}"),
         })?;
         self.actions = actions;
-        self.text = Arc::new(text);
         self.markers = markers_of(&sc);
+        self.listed = listed_markers(&sc, &self.actions);
         self.current = sc;
+        self.read_settings(text);
         // The new entry is due now; apply it (and nothing later).
         self.advance(sim, ms * 1_000_000)
             .map_err(|e| e.to_string())?;
         Ok(sim.now_s())
+    }
+
+    /// Makes `text` the session's, and reads from it the knobs' values as set up and what
+    /// its `[[at]]` entries set.
+    fn read_settings(&mut self, text: String) {
+        let json = |v: &Value| serde_json::to_value(v).ok();
+        if let Ok(l) = self.loader.with_text(text.clone()) {
+            for (path, base) in &mut self.knobs {
+                *base = l.raw_value(path).and_then(json);
+            }
+            self.settings.clear();
+            if let Some(Value::Array(entries)) = l.raw_value("at") {
+                for e in entries {
+                    let Ok(at) = crate::scenario::raw::RawAt::deserialize(e.clone()) else {
+                        continue;
+                    };
+                    let mut set = Vec::new();
+                    crate::scenario::overrides::flatten(&at.set, "", &mut set);
+                    for (path, v) in set {
+                        if let Some(v) = json(&v) {
+                            self.settings.push((at.time.0, path, v));
+                        }
+                    }
+                }
+            }
+        }
+        self.text = Arc::new(text);
+    }
+
+    /// Each knob's value in force at `now`.
+    fn knob_values(&self, now: SimTime) -> serde_json::Map<String, serde_json::Value> {
+        let mut out = serde_json::Map::new();
+        for (path, base) in &self.knobs {
+            let set = self
+                .settings
+                .iter()
+                .filter(|(t, p, _)| *t <= now && p == path)
+                .max_by_key(|(t, _, _)| *t)
+                .map(|(_, _, v)| v);
+            if let Some(v) = set.or(base.as_ref()) {
+                out.insert(path.clone(), v.clone());
+            }
+        }
+        out
     }
 
     fn publish(&self, sim: &Simulation, error: Option<String>, rates: (f64, f64)) {
@@ -479,7 +597,7 @@ impl Driver {
         live.seed = self.design.seed;
         live.variant = self.design.variant.as_ref().map(|v| v.name.clone());
         live.text = self.text.clone();
-        live.markers = self.markers.clone();
+        live.markers = self.listed.clone();
         live.now_s = ns_to_secs(now);
         live.end_s = ns_to_secs(sim.end_ns());
         live.status = if error.is_some() {
@@ -502,6 +620,7 @@ impl Driver {
         if live.log.len() != self.actions.len() {
             live.log = self.actions.clone();
         }
+        live.knobs = self.knob_values(now);
         live.error = error;
     }
 

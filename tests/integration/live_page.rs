@@ -8,7 +8,7 @@
 //! wrapper below then runs it, failing if there is no Chromium) or with
 //! `cargo test -- --include-ignored`.
 
-use crate::serve::{save_and_replay, serve, state, wait_for};
+use crate::serve::{save_and_replay, serve_paused, state, wait_for};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
@@ -182,27 +182,61 @@ fn the_live_page_in_a_real_browser() {
 /// The browser test where a browser is required (CI): it runs there although ignored.
 #[test]
 fn the_live_page_in_a_real_browser_when_required() {
+    when_required(live_page_in_a_real_browser);
+}
+
+/// Runs `test` where a browser is required (BRINK_REQUIRE_BROWSER, as CI sets).
+fn when_required(test: fn()) {
     if std::env::var_os("BRINK_REQUIRE_BROWSER").is_some() {
-        live_page_in_a_real_browser();
+        test();
     }
 }
 
+/// Chromium, which the test needs.
+fn required_chromium() -> PathBuf {
+    chromium().expect("no chromium on PATH (apt-get install chromium)")
+}
+
 fn live_page_in_a_real_browser() {
-    let Some(bin) = chromium() else {
-        panic!("no chromium on PATH (apt-get install chromium)");
-    };
+    let bin = required_chromium();
     let dir = tempfile::tempdir().unwrap();
     // With the quick tipping sweep (a second or two), so the picture is on the page.
-    let s = serve("retry-storm", &["--speed", "60"], dir.path());
+    let s = serve_paused("retry-storm", &["--speed", "60"], dir.path());
     let a = &s;
     let mut b = Browser::start(&bin);
     b.open(&format!("http://{}/", a.addr));
     b.wait("the page", "!!(window.brink && window.brink.state)");
+    // The page opens paused, saying when the file's trigger fires (issue 24 item 7).
+    b.wait(
+        "the start notice",
+        "(() => { const n = document.getElementById('startbox'); \
+          return !n.hidden && n.textContent.includes('fires at t = 5 min') \
+          && n.textContent.includes('slowdown x4 (trigger)'); })()",
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let st = state(a);
+    assert_eq!(st["status"], "paused", "{st}");
+    assert_eq!(st["now_s"], 0.0, "the clock waits for Start: {st}");
+    // Each legend swatch is drawn in its line's colour and dash: no two alike.
+    let list = legend_swatches(&mut b);
+    assert_eq!(list.len(), 5, "the requests legend: {list:?}");
+    // An enum knob is a select of the schema's words.
+    assert_eq!(
+        b.eval(
+            "[...document.querySelector('select[data-path=\"pool.server.discipline\"]').options].map(o => o.value)"
+        ),
+        json!(["fifo", "lifo"])
+    );
+    b.eval("document.getElementById('start').click(); true");
     // Controls come from the scenario: the load slider, the event, the knobs.
     b.waits(&[
         (
             "the controls",
             "!!document.querySelector('button[data-event=slowdown]')",
+        ),
+        (
+            "the notice gone",
+            "document.getElementById('startbox').hidden",
         ),
         ("a minute of rows", "window.brink.rows.length >= 12"),
         ("the healthy verdict", "window.brink.state.healthy === true"),
@@ -256,6 +290,18 @@ fn live_page_in_a_real_browser() {
         good.as_f64().unwrap() < 0.1 * 70.0,
         "goodput while stuck {good}"
     );
+    // The live-fired slowdown is listed once, among the live actions, and not with the
+    // file's events (the file's own slowdown at 5 min is).
+    assert_eq!(
+        b.eval(
+            "(() => { const log = [...document.querySelectorAll('#log li')].map(l => l.textContent); \
+              const file = [...document.querySelectorAll('#schedule li')].map(l => l.textContent); \
+              return [log.filter(t => t.includes('fire slowdown')).length, file.length, \
+                file.some(t => t.includes('live')), file[0].startsWith('5 min')]; })()"
+        ),
+        json!([1, 1, false, true])
+    );
+    no_number_over_three_figures(&mut b);
     b.screenshot("live-stuck.png");
     // The rate limit, through its knob on the page.
     b.eval(
@@ -271,6 +317,20 @@ fn live_page_in_a_real_browser() {
         ("the chart updates", "window.brink.updates > 20"),
     ]);
     b.screenshot("live.png");
+    // Reloaded, the page shows the values in force: the rate limit set live (the file has
+    // none), not the file's.
+    b.call("Page.reload", json!({}));
+    b.waits(&[
+        ("the page again", "!!(window.brink && window.brink.state)"),
+        (
+            "the live rate limit",
+            "document.querySelector('input[data-path=\"class.request.rate_limit.rate\"]').value === '80'",
+        ),
+        (
+            "the actions listed again, once each",
+            "document.querySelectorAll('#log li').length === 2",
+        ),
+    ]);
     // Save the session and replay it: the same rows.
     control_speed(a);
     let st = wait_for(a, "the end", |s| s["status"] == "finished");
@@ -300,6 +360,94 @@ fn live_page_in_a_real_browser() {
             "document.querySelector('[data-variant=lifo]').className === 'current'",
         ),
     ]);
+}
+
+/// Each swatch of the requests chart's legend, its line's colour and dash, checked: one per
+/// entry, no two alike, each in a colour.
+fn legend_swatches(b: &mut Browser) -> Vec<Value> {
+    let j = b.eval(
+        "[document.querySelectorAll('#chart-requests .u-legend .u-series').length, \
+          [...document.querySelectorAll('#chart-requests .u-legend .swatch line')]\
+          .map(l => l.getAttribute('stroke') + ' ' + l.getAttribute('stroke-dasharray'))]",
+    );
+    let list = j[1].as_array().unwrap().clone();
+    assert_eq!(j[0], json!(list.len()), "a swatch for every entry: {j}");
+    let distinct: std::collections::BTreeSet<_> = list.iter().map(|x| x.to_string()).collect();
+    assert_eq!(distinct.len(), list.len(), "every swatch differs: {j}");
+    assert_colours(&list);
+    list
+}
+
+/// Each swatch is drawn in a colour (`#rrggbb`), and the colours are not all one.
+fn assert_colours(list: &[Value]) {
+    let colours: std::collections::BTreeSet<&str> = list
+        .iter()
+        .map(|x| x.as_str().unwrap().split(' ').next().unwrap())
+        .collect();
+    for c in &colours {
+        assert!(
+            c.len() == 7 && c.starts_with('#') && c[1..].chars().all(|x| x.is_ascii_hexdigit()),
+            "a colour: {c} in {list:?}"
+        );
+    }
+    assert!(colours.len() >= 2, "the lines' colours: {list:?}");
+}
+
+/// Numbers for people (issue 24 item 1): no number the page shows (its text, its inputs,
+/// the charts' tick labels) has more than three significant figures.
+fn no_number_over_three_figures(b: &mut Browser) {
+    let bad = b.eval(
+        "(() => { const texts = [document.body.innerText, \
+            ...[...document.querySelectorAll('input:not([type=range]), select')].map(i => i.value), \
+            ...window.brink.charts.flatMap(c => c.u.axes.flatMap(a => a._values || []))]; \
+          const bad = []; \
+          for (const t of texts) for (const m of String(t).matchAll(/\\d[\\d,]*(?:\\.\\d+)?/g)) { \
+            const d = m[0].replace(/,/g, ''); \
+            const sig = d.includes('.') ? d.replace('.', '').replace(/^0+/, '') : d.replace(/^0+/, '').replace(/0+$/, ''); \
+            if (sig.length > 3) bad.push(String(t).slice(Math.max(0, m.index - 40), m.index + 20)); } \
+          return [bad, texts.length]; })()",
+    );
+    assert_eq!(bad[0], json!([]), "numbers of more than 3 figures: {bad}");
+    assert!(bad[1].as_u64() > Some(10), "the ticks were read: {bad}");
+}
+
+/// A scenario with calls and two classes: knob labels name the call's target, and the
+/// legend tells each line apart.
+#[test]
+#[ignore = "needs chromium (apt-get install chromium); runs with BRINK_REQUIRE_BROWSER=1 or --include-ignored"]
+fn knob_labels_name_the_calls_target() {
+    labels_and_legend_of_a_scenario_with_calls();
+}
+
+/// The same where a browser is required (CI).
+#[test]
+fn knob_labels_name_the_calls_target_when_required() {
+    when_required(labels_and_legend_of_a_scenario_with_calls);
+}
+
+fn labels_and_legend_of_a_scenario_with_calls() {
+    let bin = required_chromium();
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve_paused("thread-pool-exhaustion", &["--no-sweep"], dir.path());
+    let mut b = Browser::start(&bin);
+    b.open(&format!("http://{}/", s.addr));
+    b.wait("the page", "!!(window.brink && window.brink.state)");
+    b.wait(
+        "the call's knob",
+        "[...document.querySelectorAll('#knobs label')].some(l => l.textContent === 'api → payments: max in flight')",
+    );
+    assert_eq!(
+        b.eval("[...document.querySelectorAll('#knobs label')].filter(l => /calls \\d/.test(l.textContent)).length"),
+        json!(0),
+        "no label says `calls N`"
+    );
+    let list = legend_swatches(&mut b);
+    assert!(list.len() >= 10, "two classes' lines: {list:?}");
+    b.wait(
+        "the start notice",
+        "!document.getElementById('startbox').hidden",
+    );
+    no_number_over_three_figures(&mut b);
 }
 
 fn control_speed(a: &crate::serve::Served) {

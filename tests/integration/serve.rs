@@ -32,8 +32,18 @@ impl Drop for Served {
     }
 }
 
-/// Starts `brink serve FILE ARGS` on a free port in `cwd` and reads the address it prints.
+/// Starts `brink serve FILE ARGS` on a free port in `cwd`, reads the address it prints and
+/// starts the clock (the run starts paused), as the page's Start button does.
 pub fn serve(file: &str, args: &[&str], cwd: &Path) -> Served {
+    let s = serve_paused(file, args, cwd);
+    let (status, j) = control(&s, r#"{"control": "resume"}"#);
+    assert_eq!(status, 200, "{j}");
+    s
+}
+
+/// Starts `brink serve FILE ARGS` on a free port in `cwd` and reads the address it prints;
+/// the run waits, paused at time zero.
+pub fn serve_paused(file: &str, args: &[&str], cwd: &Path) -> Served {
     let mut child = Command::new(brink_bin())
         .arg("serve")
         .arg(file)
@@ -257,14 +267,20 @@ fn bad_requests_get_a_4xx_json_error_and_change_nothing() {
     assert_eq!(String::from_utf8(text).unwrap(), bundled);
 }
 
+/// retry-storm served in `dir` at 600x, its slowdown fired live after a minute.
+fn fired_after_a_minute(dir: &Path) -> Served {
+    let s = serve("retry-storm", &["--no-sweep", "--speed", "600"], dir);
+    wait_for(&s, "one minute", |s| s["now_s"].as_f64() > Some(60.0));
+    let (status, j) = control(&s, r#"{"control": "fire", "event": "slowdown"}"#);
+    assert_eq!(status, 200, "{j}");
+    s
+}
+
 #[test]
 fn a_saved_session_replays_to_the_same_rows() {
     let dir = tempfile::tempdir().unwrap();
-    let s = serve("retry-storm", &["--no-sweep", "--speed", "600"], dir.path());
+    let s = fired_after_a_minute(dir.path());
     let a = &s;
-    wait_for(a, "one minute", |s| s["now_s"].as_f64() > Some(60.0));
-    let (status, j) = control(a, r#"{"control": "fire", "event": "slowdown"}"#);
-    assert_eq!(status, 200, "{j}");
     // Firing it again while it runs is refused.
     let (status, j) = control(a, r#"{"control": "fire", "event": "slowdown"}"#);
     assert_eq!(status, 422, "{j}");
@@ -362,6 +378,10 @@ fn a_run_extended_live_replays_from_its_saved_file() {
     );
     assert_eq!(status, 422, "{j}");
     assert!(j["error"].as_str().unwrap().contains("extend it"), "{j}");
+    // Paused, so that the action is taken at the old end: at 100,000x the five minutes
+    // more last 3 ms, which a busy machine can spend between two requests.
+    let (status, _) = control(a, r#"{"control": "pause"}"#);
+    assert_eq!(status, 200);
     let (status, j) = control(a, r#"{"control": "extend", "by": "5m"}"#);
     assert_eq!(status, 200, "{j}");
     assert_eq!(j["time_s"], 600.0, "extended where the run was: {j}");
@@ -371,6 +391,9 @@ fn a_run_extended_live_replays_from_its_saved_file() {
         r#"{"control": "set", "path": "class.request.rate", "value": 50}"#,
     );
     assert_eq!(status, 200, "an action after the extension: {j}");
+    assert_eq!(j["time_s"], 600.0, "{j}");
+    let (status, _) = control(a, r#"{"control": "resume"}"#);
+    assert_eq!(status, 200);
     let st = wait_for(a, "the new end", |s| s["status"] == "finished");
     assert_eq!(st["end_s"], 900.0, "{st}");
     // The charts' markers: the file's slowdown at 5:00 and the action just taken.
@@ -615,4 +638,122 @@ fn the_verdict_names_its_cause() {
         "{text}"
     );
     assert!(share > 0.5, "most requests fail: {share} {text}");
+}
+
+/// The markers of the session, from `/api/markers`.
+fn markers(a: &Served) -> Vec<serde_json::Value> {
+    let (status, b) = http(a, "GET", "/api/markers", b"");
+    assert_eq!(status, 200);
+    let j: serde_json::Value = serde_json::from_slice(&b).unwrap();
+    j["markers"].as_array().unwrap().clone()
+}
+
+/// The live page, fixed (issue 24 item 7), as the API gives it: the run waits, paused at
+/// time zero, until started; `/api/state`'s `knobs` are the values in force now, the
+/// file's or an action's; an enum knob offers the schema's words.
+#[test]
+fn the_run_starts_paused_and_knobs_show_the_values_in_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve_paused("retry-storm", &["--no-sweep", "--speed", "600"], dir.path());
+    let a = &s;
+    std::thread::sleep(Duration::from_millis(500));
+    let st = state(a);
+    assert_eq!(st["status"], "paused", "{st}");
+    assert_eq!(st["now_s"], 0.0, "the clock waits: {st}");
+    let (_, info) = http(a, "GET", "/api/info", b"");
+    let info: serde_json::Value = serde_json::from_slice(&info).unwrap();
+    let knob = |path: &str| {
+        info["controls"]["knobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["path"] == path)
+            .unwrap_or_else(|| panic!("a knob {path}: {info}"))
+            .clone()
+    };
+    let d = knob("pool.server.discipline");
+    assert_eq!(d["kind"], "choice");
+    assert_eq!(d["options"], serde_json::json!(["fifo", "lifo"]));
+    let workers = knob("pool.server.workers")["value"].clone();
+    assert!(workers.is_i64(), "{workers}");
+    assert_eq!(
+        st["knobs"]["pool.server.workers"], workers,
+        "the file's value"
+    );
+    assert!(st["knobs"]["class.request.rate_limit.rate"].is_null());
+    for body in [
+        r#"{"control": "set", "path": "class.request.rate_limit.rate", "value": 80}"#,
+        r#"{"control": "set", "path": "pool.server.workers", "value": 31}"#,
+        r#"{"control": "set", "path": "pool.server.discipline", "value": "lifo"}"#,
+    ] {
+        let (status, j) = control(a, body);
+        assert_eq!(status, 200, "{body}: {j}");
+    }
+    let (status, j) = control(
+        a,
+        r#"{"control": "set", "path": "pool.server.discipline", "value": "stack"}"#,
+    );
+    assert_eq!(status, 400, "not one of the schema's words: {j}");
+    assert!(j["error"].as_str().unwrap().contains("fifo, lifo"), "{j}");
+    let st = state(a);
+    assert_eq!(st["knobs"]["class.request.rate_limit.rate"], 80);
+    assert_eq!(st["knobs"]["pool.server.workers"], 31);
+    assert_eq!(st["knobs"]["pool.server.discipline"], "lifo");
+    assert_eq!(st["status"], "paused", "actions do not start the clock");
+    // Started, the run goes on with the values set.
+    let (status, _) = control(a, r#"{"control": "resume"}"#);
+    assert_eq!(status, 200);
+    let st = wait_for(a, "ten seconds", |s| s["now_s"].as_f64() > Some(10.0));
+    assert_eq!(st["status"], "running");
+    assert_eq!(st["knobs"]["pool.server.workers"], 31);
+    // A reset forgets the actions: the file's values again.
+    let (status, _) = control(a, r#"{"control": "reset"}"#);
+    assert_eq!(status, 200);
+    let st = state(a);
+    assert_eq!(st["knobs"]["pool.server.workers"], workers, "{st}");
+    assert!(st["knobs"]["class.request.rate_limit.rate"].is_null());
+}
+
+/// A live-fired event is one marker, marked live, naming its action; the file's own event
+/// is not live. Replayed from the saved file, the fired event is the file's and listed
+/// once (not also as its `[[at]]` entry).
+#[test]
+fn a_fired_event_is_one_marker_live_or_the_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = fired_after_a_minute(dir.path());
+    let a = &s;
+    let (status, j) = control(
+        a,
+        r#"{"control": "set", "path": "class.request.rate_limit.rate", "value": 80}"#,
+    );
+    assert_eq!(status, 200, "{j}");
+    let m = markers(a);
+    let live: Vec<_> = m.iter().filter(|m| m["live"] == true).collect();
+    assert_eq!(live.len(), 2, "the fire and the rate limit: {m:?}");
+    let fired = live
+        .iter()
+        .find(|m| m["kind"] == "event")
+        .expect("the fired event");
+    assert_eq!(fired["by"], "live: fire slowdown", "{fired}");
+    assert_eq!(fired["name"], "slowdown");
+    assert!(
+        !m.iter().any(|m| m["label"] == "live: fire slowdown"),
+        "the fire is its event's marker, not another: {m:?}"
+    );
+    let file: Vec<_> = m.iter().filter(|m| m["live"] == false).collect();
+    assert_eq!(file.len(), 1, "the file's own slowdown: {m:?}");
+    assert_eq!(file[0]["start_s"], 300.0);
+    // The saved session served: its entries are the file's now, each listed once.
+    let (_, text) = http(a, "GET", "/api/session", b"");
+    std::fs::write(dir.path().join("session.toml"), text).unwrap();
+    drop(s);
+    let r = serve_paused("session.toml", &["--no-sweep"], dir.path());
+    let m = markers(&r);
+    assert!(m.iter().all(|m| m["live"] == false), "{m:?}");
+    let slowdowns = m.iter().filter(|m| m["name"] == "slowdown").count();
+    assert_eq!(
+        slowdowns, 2,
+        "the file's and the fired one, once each: {m:?}"
+    );
+    assert_eq!(m.len(), 3, "and the rate limit: {m:?}");
 }

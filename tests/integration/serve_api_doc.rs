@@ -3,7 +3,7 @@
 //! `$PORT` and `$TOKEN` filled in), and must answer the status written under it, with
 //! the documented error's words or the documented object's keys.
 
-use crate::serve::{Served, request, serve};
+use crate::serve::{Served, request, serve_paused};
 use std::path::Path;
 
 /// One example: the curl line and the reply written under it (`# STATUS REPLY`).
@@ -199,7 +199,7 @@ fn every_documented_example_answers_as_documented() {
         );
     }
     let dir = tempfile::tempdir().unwrap();
-    let s = serve("retry-storm", &["--no-sweep", "--speed", "10"], dir.path());
+    let s = serve_paused("retry-storm", &["--no-sweep", "--speed", "10"], dir.path());
     for ex in &all {
         check(&s, ex);
     }

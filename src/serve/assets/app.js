@@ -31,16 +31,33 @@ async function control(body) {
   const r = await post(body);
   const j = await r.json();
   if (!r.ok) { message(j.error, true); return j; }
-  message(`${body.control} at t = ${fmtTime(j.time_s)}`, false);
+  message(`${body.control} at t = ${dur(j.time_s)}`, false);
   return j;
 }
 
-// Simulated time as the timelines write it: m:ss, or h:mm:ss from an hour.
-function fmtTime(s) {
-  const t = Math.round(s), h = Math.floor(t / 3600), m = Math.floor(t / 60) % 60, r = t % 60;
-  const p = (x) => String(x).padStart(2, "0");
-  return h ? `${h}:${p(m)}:${p(r)}` : `${m}:${p(r)}`;
+// A number for people, as the report writes it (engine::number::sig3): three significant
+// figures, "148", "0.348", "2710". Every number the page shows goes through it (or dur).
+function num(x) {
+  x = Number(x);
+  if (x === 0 || !Number.isFinite(x)) return String(x === 0 ? 0 : x);
+  const r = Number(x.toPrecision(3));
+  return Math.abs(r) >= 1e-4 ? String(r) : r.toExponential();
 }
+B.num = num; // for tests
+
+// Simulated time in words: "250 ms", "12.5 s", "12 min 30 s", "1 h 5 min".
+function dur(s) {
+  s = Number(s);
+  if (!Number.isFinite(s)) return String(s);
+  if (s === 0) return "0 s";
+  if (Math.abs(s) < 1) return `${num(s * 1000)} ms`;
+  if (Math.abs(s) < 60) return `${num(s)} s`;
+  const t = Math.round(s);
+  if (t < 3600) return `${Math.floor(t / 60)} min` + (t % 60 ? ` ${t % 60} s` : "");
+  const m = Math.round((s % 3600) / 60), h = Math.floor(s / 3600) + (m === 60 ? 1 : 0);
+  return `${h} h` + (m % 60 ? ` ${m % 60} min` : "");
+}
+B.dur = dur;
 
 // The Okabe-Ito colours of the report's timelines, and their dash patterns by quantity
 // (goodput solid, offered long dashes, attempts short, failed dotted, rejected wide).
@@ -59,15 +76,34 @@ function chart(el, title, cols) {
     title: "", width: chartWidth(el), height: 200, series,
     scales: { x: { time: false } },
     axes: [
-      { label: "simulated time (m:ss, h:mm:ss)", incrs: TIME_STEPS, values: (u, ticks) => ticks.map(fmtTime) },
+      { label: "simulated time", incrs: TIME_STEPS, values: (u, ticks) => ticks.map(dur) },
       // Wide enough for the longest tick label (a queue of 16,000 reads whole).
-      { size: (u, values) => 24 + 8 * Math.max(3, ...(values || []).map((v) => String(v).length)) },
+      { values: (u, ticks) => ticks.map(num), size: (u, values) => 24 + 8 * Math.max(3, ...(values || []).map((v) => String(v).length)) },
     ],
     legend: { live: false },
     hooks: { draw: [drawMarkers] },
   };
+  // Each line's colour and dash, read before uPlot makes functions of them.
+  const looks = series.map((s) => ({ stroke: s.stroke, dash: s.dash }));
   const u = new uPlot(opts, [[], ...cols.map(() => [])], el);
+  swatches(u, looks);
   return { u, cols, el };
+}
+
+// Each legend entry's swatch is a short line in the series' colour and dash, so lines
+// that differ only by dash are told apart.
+function swatches(u, looks) {
+  const rows = u.root.querySelectorAll(".u-legend .u-series");
+  // The legend lists the time series too only when it shows values.
+  const skip = looks.length - rows.length;
+  rows.forEach((row, i) => {
+    const s = looks[i + skip], m = row.querySelector(".u-marker");
+    if (i + skip === 0 || !m) return;
+    m.style.border = "none";
+    m.style.background = "none";
+    m.className = "u-marker swatch";
+    m.innerHTML = `<svg width="30" height="10" aria-hidden="true"><line x1="0" y1="5" x2="30" y2="5" stroke="${s.stroke}" stroke-width="2.5" stroke-dasharray="${(s.dash || []).join(" ")}"/></svg>`;
+  });
 }
 
 function chartWidth(el) {
@@ -107,12 +143,14 @@ function buildCharts() {
     return out;
   };
   const req = pick(QUANTITIES.map((q) => q + "_per_s"), (n) => n.replace("_per_s", ""));
-  // One class: a colour per quantity, as the report draws it; several: a colour per class.
-  const classes = [...new Set(req.map((c) => c.label.split(".")[0]))];
+  // One class: a colour per quantity, as the report draws it; several: a colour per class
+  // (or call: `api.payments.failed`).
+  const owner = (c) => c.label.slice(0, c.label.lastIndexOf("."));
+  const classes = [...new Set(req.map(owner))];
   for (const c of req) {
     const q = QUANTITIES.indexOf(c.quantity.replace("_per_s", ""));
     c.dash = QUANTITY_DASH[q];
-    c.color = COLORS[(classes.length > 1 ? classes.indexOf(c.label.split(".")[0]) : q) % COLORS.length];
+    c.color = COLORS[(classes.length > 1 ? classes.indexOf(owner(c)) : q) % COLORS.length];
   }
   // Waiting queries, and the users of closed classes waiting for an answer.
   const queue = pick(["queue_len", "users_waiting"], (n) => n);
@@ -135,13 +173,32 @@ async function fetchMarkers(s) {
   B.markers = j.markers;
   const list = $("schedule");
   list.innerHTML = "";
-  for (const m of B.markers.filter((m) => !m.label.startsWith("live: "))) {
+  // The file's own; the live ones are the actions' list. An event an [[at]] entry fires
+  // is one item, naming the entry.
+  for (const m of B.markers.filter((m) => !m.live)) {
     const li = document.createElement("li");
-    const span = m.end_s === null ? "" : ` to ${fmtTime(m.end_s)}`;
-    li.textContent = `${fmtTime(m.start_s)}${span}: ${m.label}`;
+    const span = m.end_s === null ? "" : ` to ${dur(m.end_s)}`;
+    const by = m.by ? `, fired by “${m.by}”` : "";
+    li.textContent = `${dur(m.start_s)}${span}: ${m.label}${by}`;
     li.className = m.kind;
     list.appendChild(li);
   }
+  startNote();
+}
+
+// While the run waits at time zero: when the file's first event fires, and a Start button.
+function startNote() {
+  const s = B.state, box = $("startbox");
+  if (!s) return;
+  const waiting = s.status === "paused" && s.now_s === 0;
+  box.hidden = !waiting;
+  if (!waiting) return;
+  const first = B.markers.filter((m) => !m.live).sort((a, b) => a.start_s - b.start_s);
+  const ev = first.find((m) => m.kind === "event");
+  const next = ev || first[0];
+  const when = next ? ` ${ev ? "The file's first event" : "The file's first intervention"}, ${next.label}, ` +
+    `${ev ? "fires" : "applies"} at t = ${dur(next.start_s)} (${dur(next.start_s / s.speed)} of your time at ${num(s.speed)} simulated s per s).` : "";
+  $("startnote").textContent = `Paused at the start.${when} Press Start to run it.`;
 }
 
 function redraw() {
@@ -158,17 +215,18 @@ function buildControls() {
     const div = document.createElement("div");
     div.className = "load";
     const v = Number(k.value ?? 0);
-    div.innerHTML = `<label>${k.label}: <b data-out></b></label>`;
+    div.innerHTML = `<label>${k.label.replace(/ \(requests\/s\)$/, "")}: <b data-out></b></label>`;
     const s = document.createElement("input");
     Object.assign(s, { type: "range", min: k.min, max: k.max, step: "any", value: v });
     s.dataset.path = k.path;
     s.id = "load-" + k.path;
     const out = div.querySelector("[data-out]");
-    out.textContent = v.toFixed(1);
+    out.textContent = `${num(v)} requests/s`;
     B.load[k.path] = v;
-    s.addEventListener("input", () => { out.textContent = Number(s.value).toFixed(1); });
+    s.addEventListener("input", () => { s.dataset.dirty = "1"; out.textContent = `${num(s.value)} requests/s`; });
     s.addEventListener("change", async () => {
-      const x = Math.round(Number(s.value) * 10) / 10;
+      delete s.dataset.dirty;
+      const x = Number(num(s.value));
       const j = await control({ control: "set", path: k.path, value: x });
       if (j.ok) { B.load[k.path] = x; drawTipping(); }
     });
@@ -178,7 +236,7 @@ function buildControls() {
   for (const e of ctl.events) {
     const b = document.createElement("button");
     b.className = "fire";
-    b.textContent = `Fire ${e.label} (${fmtTime(e.for_s)})`;
+    b.textContent = `Fire ${e.label} (for ${dur(e.for_s)})`;
     b.dataset.event = e.name;
     b.addEventListener("click", () => control({ control: "fire", event: e.name }));
     $("events").appendChild(b);
@@ -191,6 +249,7 @@ function buildControls() {
     if (k.kind === "choice") {
       input = document.createElement("select");
       for (const o of k.options) input.add(new Option(o, o, false, o === k.value));
+      input.setAttribute("aria-label", k.label);
     } else if (k.kind === "bool") {
       input = document.createElement("input");
       input.type = "checkbox";
@@ -208,12 +267,15 @@ function buildControls() {
     } else {
       input = document.createElement("input");
       Object.assign(input, { type: "number", min: k.min, step: k.kind === "integer" ? 1 : "any", size: 7 });
-      if (k.value !== null && k.value !== undefined) input.value = k.value;
+      if (k.value !== null && k.value !== undefined) input.value = num(k.value);
     }
     input.dataset.path = k.path;
+    // Edited and not yet applied: the live value does not overwrite it.
+    input.addEventListener("input", () => { input.dataset.dirty = "1"; });
     const b = document.createElement("button");
     b.textContent = "Apply";
     b.addEventListener("click", () => {
+      delete input.dataset.dirty;
       let value = input.value;
       if (k.kind === "bool") value = input.checked;
       else if (k.kind === "integer" || k.kind === "number") value = Number(input.value);
@@ -242,9 +304,10 @@ function buildControls() {
   }
   $("asfile").onclick = () => control({ control: "reset", variant: null });
   $("extend").onclick = () => control({ control: "extend" });
-  $("extend").textContent = `Run on ${fmtTime(B.info.duration_s)}`;
+  $("extend").textContent = `Run on ${dur(B.info.duration_s)}`;
   $("pause").onclick = () => control({ control: "pause" });
   $("resume").onclick = () => control({ control: "resume" });
+  $("start").onclick = () => control({ control: "resume" });
   $("reset").onclick = () => control({ control: "reset" });
   $("seedgo").onclick = () => control({ control: "seed", value: Number($("seed").value) });
   $("speedgo").onclick = () => control({ control: "speed", value: Number($("speed").value) });
@@ -252,13 +315,18 @@ function buildControls() {
 }
 
 function showState(s) {
-  $("clock").textContent = `t = ${fmtTime(s.now_s)} of ${fmtTime(s.end_s)}` + (s.variant ? `, variant ${s.variant}` : "");
+  $("clock").textContent = `t = ${dur(s.now_s)} of ${dur(s.end_s)}` + (s.variant ? `, variant ${s.variant}` : "");
+  B.state = s;
+  startNote();
+  showKnobs(s.knobs || {});
   $("asfile").hidden = !s.variant;
   for (const el of document.querySelectorAll("[data-variant]")) el.className = el.dataset.variant === s.variant ? "current" : "";
   const redesigned = B.variant !== s.variant;
   B.variant = s.variant;
   $("runstate").textContent = s.status + (s.error ? `: ${s.error}` : "");
-  $("speedinfo").textContent = `${s.achieved_speed.toFixed(0)} sim s / s (asked ${s.speed}), ${s.updates_per_s.toFixed(0)} updates / s`;
+  $("speedinfo").textContent = s.status === "running"
+    ? `at ${num(s.achieved_speed)} simulated s per s (asked ${num(s.speed)}), ${num(s.updates_per_s)} updates per s`
+    : `(speed: ${num(s.speed)} simulated s per s)`;
   if (document.activeElement !== $("speed")) $("speed").value = s.speed;
   const v = $("verdict");
   const h = B.info.health;
@@ -266,11 +334,10 @@ function showState(s) {
   else {
     // The verdict names its cause ("degraded: shedding 43% at the rate limit"); the
     // measure it was judged by follows.
-    const m = s.measure === null ? "" : ` (${h.measure} ${s.measure.toFixed(2)})`;
+    const m = s.measure === null ? "" : ` (${h.measure} ${num(s.measure)})`;
     v.textContent = s.verdict_text + m;
     v.className = "verdict " + s.verdict;
   }
-  B.state = s;
   // The run so far in words: redrawn when a sentence is added or changes.
   const story = (s.narrative || []).map((x) => `${x.at}: ${x.text}`);
   const told = $("narrative");
@@ -288,21 +355,30 @@ function showState(s) {
     log.innerHTML = "";
     for (const a of s.log) {
       const li = document.createElement("li");
-      li.textContent = `${fmtTime(a.time_ms / 1000)}: ${a.label}`;
+      li.textContent = `${dur(a.time_ms / 1000)}: ${a.label}`;
       log.appendChild(li);
-    }
-    // The load follows the last action that set it.
-    const variant = B.info.controls.variants.find((v) => v.name === s.variant);
-    for (const k of B.info.controls.knobs.filter((k) => k.load)) {
-      const set = variant && variant.values[k.path];
-      B.load[k.path] = Number(set ?? k.value ?? 0);
-    }
-    for (const a of s.log) {
-      const m = a.label.match(/^live: (\S+) = (\S+)$/);
-      if (m && m[1] in B.load) B.load[m[1]] = Number(m[2]);
     }
     drawTipping();
   }
+}
+
+// Every knob shows the value in force now (the file's, or the last [[at]] entry's, the
+// file's or a live one), unless it is being edited.
+function showKnobs(values) {
+  let load = false;
+  for (const k of B.info.controls.knobs) {
+    const v = values[k.path] ?? k.value;
+    const input = document.querySelector(`#knobs [data-path="${k.path}"]:not(button), #loads [data-path="${k.path}"]`);
+    if (k.load && B.load[k.path] !== Number(v ?? 0)) { B.load[k.path] = Number(v ?? 0); load = true; }
+    if (!input || input.dataset.dirty || document.activeElement === input || v === null || v === undefined) continue;
+    if (k.kind === "bool") input.checked = !!v;
+    else {
+      const shown = typeof v === "number" ? num(v) : String(v);
+      if (input.value !== shown && !(input.type === "range" && Number(input.value) === v)) input.value = shown;
+      if (k.load) input.parentElement.querySelector("[data-out]").textContent = `${num(v)} requests/s`;
+    }
+  }
+  if (load) drawTipping();
 }
 
 async function poll() {
@@ -347,8 +423,8 @@ function drawTipping() {
   g.clearRect(0, 0, c.width, c.height);
   if (!B.tipping) return;
   const d = B.tipping.data, v = tippingOf(d), pts = v.points;
-  const tp = v.tipping_point === null ? "none in range" : v.tipping_point.toFixed(1);
-  $("tipnote").textContent = `From ${B.tipping.source}: ${v.variant}. Tipping point ${tp} ${d.unit || ""}; operating point ${v.operating_point}. The orange line is the load now.`;
+  const tp = v.tipping_point === null ? "none in range" : num(v.tipping_point);
+  $("tipnote").textContent = `From ${B.tipping.source}: ${v.variant}. Tipping point ${tp} ${d.unit || ""}; operating point ${num(v.operating_point)}. The orange line is the load now.`;
   if (!pts.length) return;
   const xs = pts.map((p) => p.value);
   const lo = Math.min(...xs), hi = Math.max(...xs);
@@ -357,7 +433,7 @@ function drawTipping() {
   g.strokeStyle = "#999"; g.strokeRect(L, T, R - L, Bm - T);
   g.fillStyle = "#222"; g.font = "11px sans-serif";
   g.fillText("P(collapse)", 2, T - 8); g.fillText("1", L - 10, T + 8); g.fillText("0", L - 10, Bm);
-  g.fillText(`${d.label || d.vary}: ${lo}`, L, Bm + 14); g.textAlign = "right"; g.fillText(String(hi), R, Bm + 14); g.textAlign = "left";
+  g.fillText(`${d.label || d.vary}: ${num(lo)}`, L, Bm + 14); g.textAlign = "right"; g.fillText(num(hi), R, Bm + 14); g.textAlign = "left";
   if (v.collapse_fit) {
     g.strokeStyle = "#0072B2"; g.beginPath();
     for (let i = 0; i <= 100; i++) {
@@ -377,7 +453,7 @@ function drawTipping() {
   if (now !== undefined) {
     const x = Math.min(Math.max(now, lo), hi);
     g.strokeStyle = "#D55E00"; g.lineWidth = 2; g.beginPath(); g.moveTo(X(x), T); g.lineTo(X(x), Bm); g.stroke(); g.lineWidth = 1;
-    g.fillStyle = "#D55E00"; g.fillText(`now ${now}`, Math.min(X(x) + 3, R - 60), T + 22);
+    g.fillStyle = "#D55E00"; g.fillText(`now ${num(now)}`, Math.min(X(x) + 3, R - 60), T + 22);
   }
 }
 
