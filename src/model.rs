@@ -49,6 +49,7 @@ pub mod lifecycle;
 pub mod live;
 pub mod metrics;
 pub mod occupancy;
+pub mod outlier;
 pub mod pool;
 pub mod population;
 pub mod pressure;

@@ -50,6 +50,8 @@ pub enum Event {
     ScaleEval { pool: u16 },
     /// A server an autoscaler asked for is up.
     ServerUp { pool: u16, server: u32 },
+    /// A server outlier ejection took out may be chosen again.
+    Readmit { pool: u16, server: u32 },
     /// The control plane's delayed look at a cache node that left the catalog.
     NodeDetect { cache: u16, slot: u16, token: u32 },
     /// A restarted cache node re-registers in the catalog.

@@ -5,6 +5,7 @@ use super::balance::{Balancer, Candidate, uniform_up};
 use crate::engine::Rng;
 use crate::engine::time::SimTime;
 use crate::scenario::{Balance, Discipline, PoolCfg, ReadPref};
+use rand::RngExt;
 use std::collections::VecDeque;
 
 /// A unit of work on one server: one query part.
@@ -46,6 +47,13 @@ pub struct Server {
     pub shedding: bool,
     /// When the queue last went from empty to not empty (CoDel's "not empty for").
     pub busy_since: SimTime,
+    /// A fail-fast event holds it: the share of the queries sent to it that it answers
+    /// with an error at once (0: none).
+    pub fail_fast: f64,
+    /// Errors in a row it answered (outlier ejection counts them).
+    pub errors_in_row: u32,
+    /// Outlier ejection has taken it out of the balancer's choices.
+    pub ejected: bool,
 }
 
 impl Server {
@@ -53,9 +61,16 @@ impl Server {
     #[inline]
     pub fn candidate(&self) -> Candidate {
         Candidate {
-            up: !self.view_down,
+            up: self.routable(),
             outstanding: self.busy + self.queue.len() as u32,
         }
+    }
+
+    /// The balancer may choose it: the clients' view holds it up and outlier ejection has
+    /// not taken it out.
+    #[inline]
+    pub fn routable(&self) -> bool {
+        !self.view_down && !self.ejected
     }
 }
 
@@ -89,6 +104,10 @@ pub struct PoolStats {
     pub capacity_area: u128,
     /// Integral over time of the live (routable) servers (what an autoscaler changes).
     pub live_area: u128,
+    /// Integral over time of the servers outlier ejection holds out.
+    pub ejected_area: u128,
+    /// Servers ejected by outlier ejection (each time one is taken out).
+    pub ejections: u64,
 }
 
 /// A pool's live state.
@@ -125,6 +144,9 @@ pub struct PoolState {
     /// The state of the balancing policies other than `random` (their own stream,
     /// `balance.<pool>`, and the round-robin cursors).
     pub balancer: Balancer,
+    /// Servers outlier ejection holds out now.
+    pub ejected: u32,
+    ejected_last: SimTime,
 }
 
 impl PoolState {
@@ -161,7 +183,24 @@ impl PoolState {
             last: 0,
             cap_last: 0,
             balancer: Balancer::new(balance_rng),
+            ejected: 0,
+            ejected_last: 0,
         }
+    }
+
+    /// Accumulates the integral of ejected servers up to `now`; call before `ejected`
+    /// changes and before reading statistics.
+    pub fn integrate_ejected(&mut self, now: SimTime) {
+        self.stats.ejected_area += self.ejected as u128 * (now - self.ejected_last) as u128;
+        self.ejected_last = now;
+    }
+
+    /// Time-average ejected servers between two stat snapshots `ns` apart.
+    pub fn mean_ejected(&self, from: &PoolStats, ns: SimTime) -> f64 {
+        if ns == 0 {
+            return self.ejected as f64;
+        }
+        (self.stats.ejected_area - from.ejected_area) as f64 / ns as f64
     }
 
     /// Accumulates the time integrals up to `now`; call before any change of busy/queued.
@@ -230,7 +269,7 @@ impl PoolState {
             return base;
         }
         let replicas = self.per_shard - 1;
-        let up = |s: &Self, i: u32| !s.servers[(base + i) as usize].view_down;
+        let up = |s: &Self, i: u32| s.servers[(base + i) as usize].routable();
         match read {
             ReadPref::Primary => base,
             ReadPref::Latency
@@ -258,7 +297,7 @@ impl PoolState {
         let servers = &self.servers[(base + first) as usize..=(base + last) as usize];
         let n = last - first + 1;
         let chosen = if balance == Balance::Random {
-            uniform_up(&mut self.rng, n, |i| !servers[i as usize].view_down)
+            uniform_up(&mut self.rng, n, |i| servers[i as usize].routable())
         } else {
             let slot = 1 + shard as usize;
             self.balancer
@@ -295,6 +334,20 @@ impl PoolState {
                 })
             })
             .unwrap_or(0)
+    }
+
+    /// The shard a one-part keyless query goes to by `random` while outlier ejection holds
+    /// servers out: uniformly among the shards with a server not held out (all of them if
+    /// none has one), from `rng` (the simulation's `routing` stream).
+    #[inline(never)]
+    #[cold]
+    pub fn random_shard_ejecting(&self, rng: &mut Rng, shards: u32) -> u32 {
+        let per = self.per_shard as usize;
+        let open = |i: u32| {
+            let of = &self.servers[i as usize * per..(i as usize + 1) * per];
+            of.iter().any(|s| !s.ejected)
+        };
+        uniform_up(rng, shards, open).unwrap_or_else(|| rng.random_range(0..shards))
     }
 
     /// Brings the clients' view up to date with the servers' real state.

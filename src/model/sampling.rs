@@ -68,6 +68,7 @@ impl Simulation<'_> {
             pool.integrate(self.now);
             pool.integrate_capacity(self.now);
             pool.integrate_waiting(self.now);
+            pool.integrate_ejected(self.now);
         }
         let row: Vec<f64> = self
             .sampler
@@ -143,6 +144,10 @@ impl Simulation<'_> {
                     Measure::WaitingOnCalls => pool.mean_waiting(&pool.window_mark, span),
                     Measure::ShedPerS => rate(pool.stats.shed, pool.window_mark.shed),
                     Measure::Servers => pool.mean_live(&pool.window_mark, span),
+                    Measure::FailedFastPerS => {
+                        rate(pool.stats.failed_fast, pool.window_mark.failed_fast)
+                    }
+                    Measure::Ejected => pool.mean_ejected(&pool.window_mark, span),
                     _ => f64::NAN,
                 }
             }
@@ -262,6 +267,7 @@ impl Simulation<'_> {
             pool.integrate(self.end);
             pool.integrate_capacity(self.end);
             pool.integrate_waiting(self.end);
+            pool.integrate_ejected(self.end);
             let pcfg = &self.cfg.pools[p];
             let calls = pcfg.has_calls;
             let (util, qlen) = pool.window(&Default::default(), self.end);
@@ -293,6 +299,10 @@ impl Simulation<'_> {
                         .map(|_| pool.mean_live(&Default::default(), self.end)),
                     servers_added: pool.scale.as_ref().map(|sc| sc.added),
                     servers_removed: pool.scale.as_ref().map(|sc| sc.removed),
+                    ejections: pcfg.outlier.map(|_| s.ejections),
+                    mean_ejected: pcfg
+                        .outlier
+                        .map(|_| pool.mean_ejected(&Default::default(), self.end)),
                 },
             );
         }

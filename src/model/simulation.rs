@@ -445,6 +445,7 @@ impl<'a> Simulation<'a> {
             Event::ViewRefresh { pool } => self.view_refresh(pool as usize),
             Event::ScaleEval { pool } => self.scale_eval(pool as usize),
             Event::ServerUp { pool, server } => self.server_up(pool as usize, server),
+            Event::Readmit { pool, server } => self.readmit(pool as usize, server),
             Event::RollingNext { trigger, node } => self.rolling_next(trigger as usize, node),
             Event::NodeDetect { cache, slot, token } => {
                 self.caches[cache as usize].detect(slot as usize, token)

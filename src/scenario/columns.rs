@@ -6,7 +6,7 @@
 //! It lives with the validated configuration because the columns follow from it (one set
 //! per class, pool and cache) and because sweep validation, below the model, needs it.
 
-use super::spec::Config;
+use super::spec::{Config, TriggerKind};
 
 /// What a column measures. Rates are per second over one time-series window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -47,6 +47,12 @@ pub enum Measure {
     ShedPerS,
     /// Time-average live (routable) servers (autoscaled pools only).
     Servers,
+    /// Queries that failed at once, without being served: an outage, a crashed server, a
+    /// fail-fast server (pools that a `fail_fast` event names or that eject outliers only).
+    FailedFastPerS,
+    /// Time-average servers that outlier ejection holds out (pools that eject outliers
+    /// only).
+    Ejected,
     /// Cache hits over lookups, key by key.
     HitRatio,
     /// Tries of a pool call (first tries and retries): queries per dependency.
@@ -74,7 +80,7 @@ pub enum Owner {
 
 impl Measure {
     /// Every measure, in column order within its component.
-    pub const ALL: [Measure; 20] = [
+    pub const ALL: [Measure; 22] = [
         Measure::Time,
         Measure::Offered,
         Measure::Attempts,
@@ -91,6 +97,8 @@ impl Measure {
         Measure::WaitingOnCalls,
         Measure::ShedPerS,
         Measure::Servers,
+        Measure::FailedFastPerS,
+        Measure::Ejected,
         Measure::HitRatio,
         Measure::CallsPerS,
         Measure::CallFailed,
@@ -124,6 +132,8 @@ impl Measure {
             Measure::WaitingOnCalls => "waiting_on_calls",
             Measure::ShedPerS => "shed_per_s",
             Measure::Servers => "servers",
+            Measure::FailedFastPerS => "failed_fast_per_s",
+            Measure::Ejected => "ejected",
             Measure::HitRatio => "hit_ratio",
             Measure::CallsPerS => "calls_per_s",
             Measure::CallFailed => "failed_per_s",
@@ -150,7 +160,9 @@ impl Measure {
             | Measure::PrimaryUtilization
             | Measure::WaitingOnCalls
             | Measure::ShedPerS
-            | Measure::Servers => "pool",
+            | Measure::Servers
+            | Measure::FailedFastPerS
+            | Measure::Ejected => "pool",
             Measure::HitRatio => "cache",
             Measure::CallsPerS | Measure::CallFailed | Measure::BreakerOpen => "call",
         }
@@ -180,7 +192,8 @@ pub struct Column {
 /// The columns of `timeseries.csv` for a configuration: `time_s`, then per client class its
 /// measures (`slow_per_s` only for the class of an SLO measure), per pool `utilization`, `queue_len`, `queries_per_s` (and
 /// `primary_utilization` with replicas, `waiting_on_calls` with calls, `shed_per_s` when it
-/// sheds, `servers` when it autoscales), per cache tier `hit_ratio`, per pool call `calls_per_s`, `failed_per_s` (and
+/// sheds, `servers` when it autoscales, `failed_fast_per_s` when a `fail_fast` event names
+/// it or it ejects outliers, `ejected` when it ejects outliers), per cache tier `hit_ratio`, per pool call `calls_per_s`, `failed_per_s` (and
 /// `breaker_open` with a breaker), each in the order of [`Measure::ALL`]. A scenario
 /// without calls or shedding has the columns it always had.
 pub fn columns(cfg: &Config) -> Vec<Column> {
@@ -208,6 +221,11 @@ pub fn columns(cfg: &Config) -> Vec<Column> {
             }
         }
     }
+    let fails_fast = |pool: usize| {
+        cfg.triggers
+            .iter()
+            .any(|t| matches!(t.kind, TriggerKind::FailFast { pool: q, .. } if q == pool))
+    };
     for (i, p) in cfg.pools.iter().enumerate() {
         for m in Measure::of("pool") {
             // Only pools with replicas have primaries to tell apart, and so on.
@@ -216,6 +234,8 @@ pub fn columns(cfg: &Config) -> Vec<Column> {
                 Measure::WaitingOnCalls => p.has_calls,
                 Measure::ShedPerS => p.shed.is_some(),
                 Measure::Servers => p.autoscale.is_some(),
+                Measure::FailedFastPerS => p.outlier.is_some() || fails_fast(i),
+                Measure::Ejected => p.outlier.is_some(),
                 _ => true,
             };
             if has {

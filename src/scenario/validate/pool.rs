@@ -1,6 +1,6 @@
 //! Server pools and cache tiers: the resources steps query and look up.
 
-use super::check::{V, bad, finite_nonneg, int_in, nonzero_dur, positive, up_to};
+use super::check::{V, above_up_to, bad, finite_nonneg, int_in, nonzero_dur, positive, up_to};
 use crate::scenario::raw::*;
 use crate::scenario::spec::*;
 
@@ -131,7 +131,14 @@ pub fn pool(path: &str, name: &str, p: &RawPool) -> V<PoolCfg> {
              `random` is accepted with `autoscale`",
         );
     }
-    Ok(PoolCfg {
+    if autoscale.is_some() && p.outlier_ejection.is_some() {
+        return bad(
+            format!("{path}.outlier_ejection"),
+            "an autoscaled pool's servers come and go; outlier ejection is not supported with \
+             `autoscale`",
+        );
+    }
+    let mut cfg = PoolCfg {
         name: name.into(),
         endpoints: vec![String::new()],
         plans: vec![Vec::new()],
@@ -173,6 +180,37 @@ pub fn pool(path: &str, name: &str, p: &RawPool) -> V<PoolCfg> {
             Some(s) => Some(load_slowdown(&format!("{path}.slowdown"), s)?),
             None => None,
         },
+        outlier: None,
+    };
+    if let Some(o) = &p.outlier_ejection {
+        let servers = cfg.shards * (1 + cfg.replicas);
+        cfg.outlier = Some(outlier(&format!("{path}.outlier_ejection"), o, servers)?);
+    }
+    Ok(cfg)
+}
+
+/// Validates `outlier_ejection = { consecutive_errors, eject_for, max_ejected }` at `path`
+/// for a pool of `servers` servers: at least one error, a nonzero time, a share in (0, 1]
+/// (default 0.1, Envoy's), of which at least one server may be out.
+fn outlier(path: &str, o: &RawOutlierEjection, servers: u32) -> V<OutlierCfg> {
+    let consecutive_errors = int_in(
+        &format!("{path}.consecutive_errors"),
+        o.consecutive_errors,
+        1,
+        1_000_000,
+    )? as u32;
+    let eject_for_ns = nonzero_dur(&format!("{path}.eject_for"), o.eject_for)?;
+    let share = above_up_to(
+        &format!("{path}.max_ejected"),
+        "the share of the pool's servers",
+        o.max_ejected.unwrap_or(0.1),
+        0.0,
+        1.0,
+    )?;
+    Ok(OutlierCfg {
+        consecutive_errors,
+        eject_for_ns,
+        max_ejected: ((share * servers as f64).floor() as u32).max(1),
     })
 }
 
@@ -184,16 +222,13 @@ const MAX_SLOWDOWN: f64 = 1000.0;
 fn load_slowdown(path: &str, s: &RawLoadSlowdown) -> V<LoadSlowdownCfg> {
     let per = positive(&format!("{path}.per"), s.per)
         .and_then(|x| up_to(&format!("{path}.per"), x, MAX_SLOWDOWN))?;
-    let max = s.max.unwrap_or(10.0);
-    if !(max > 1.0 && max <= MAX_SLOWDOWN) {
-        return bad(
-            format!("{path}.max"),
-            format!(
-                "the multiplier's cap must be above 1 and at most {MAX_SLOWDOWN}, not {}",
-                super::check::short(max)
-            ),
-        );
-    }
+    let max = above_up_to(
+        &format!("{path}.max"),
+        "the multiplier's cap",
+        s.max.unwrap_or(10.0),
+        1.0,
+        MAX_SLOWDOWN,
+    )?;
     Ok(LoadSlowdownCfg {
         with: s.with,
         per,
