@@ -41,6 +41,7 @@ pub mod event;
 pub mod families;
 pub mod fitted;
 pub mod fork;
+pub mod health;
 pub mod hedging;
 pub mod histogram;
 pub mod interventions;

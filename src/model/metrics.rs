@@ -146,6 +146,10 @@ pub struct PoolSummary {
     /// only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mean_ejected: Option<f64>,
+    /// Time-average servers held out by failed health checks (pools with `health_check`
+    /// only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean_unhealthy: Option<f64>,
 }
 
 /// `summary.json`: byte-identical for the same scenario, seed and overrides.

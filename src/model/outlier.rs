@@ -48,7 +48,7 @@ impl Simulation<'_> {
         }
         s.ejected = true;
         s.errors_in_row = 0;
-        pool.integrate_ejected(self.now);
+        pool.integrate_held_out(self.now);
         pool.ejected += 1;
         pool.stats.ejections += 1;
         self.queue.schedule(
@@ -63,7 +63,7 @@ impl Simulation<'_> {
     /// An ejected server's time is up: the balancer may choose it again.
     pub(super) fn readmit(&mut self, p: usize, server: u32) {
         let pool = &mut self.pools[p];
-        pool.integrate_ejected(self.now);
+        pool.integrate_held_out(self.now);
         let s = &mut pool.servers[server as usize];
         if std::mem::take(&mut s.ejected) {
             s.errors_in_row = 0;

@@ -54,6 +54,8 @@ pub struct Server {
     pub errors_in_row: u32,
     /// Outlier ejection has taken it out of the balancer's choices.
     pub ejected: bool,
+    /// Its health checks (pools with `health_check`).
+    pub health: super::health::Health,
 }
 
 impl Server {
@@ -66,11 +68,17 @@ impl Server {
         }
     }
 
-    /// The balancer may choose it: the clients' view holds it up and outlier ejection has
-    /// not taken it out.
+    /// The balancer may choose it: the clients' view holds it up, and neither outlier
+    /// ejection nor its health checks hold it out.
     #[inline]
     pub fn routable(&self) -> bool {
-        !self.view_down && !self.ejected
+        !self.view_down && !self.held_out()
+    }
+
+    /// Outlier ejection or its health checks hold it out of the balancer's choices.
+    #[inline]
+    pub fn held_out(&self) -> bool {
+        self.ejected || self.health.unhealthy
     }
 }
 
@@ -106,6 +114,8 @@ pub struct PoolStats {
     pub live_area: u128,
     /// Integral over time of the servers outlier ejection holds out.
     pub ejected_area: u128,
+    /// Integral over time of the servers their health checks hold out.
+    pub unhealthy_area: u128,
     /// Servers ejected by outlier ejection (each time one is taken out).
     pub ejections: u64,
 }
@@ -146,7 +156,9 @@ pub struct PoolState {
     pub balancer: Balancer,
     /// Servers outlier ejection holds out now.
     pub ejected: u32,
-    ejected_last: SimTime,
+    /// Servers their health checks hold out now.
+    pub unhealthy: u32,
+    held_last: SimTime,
 }
 
 impl PoolState {
@@ -184,23 +196,42 @@ impl PoolState {
             cap_last: 0,
             balancer: Balancer::new(balance_rng),
             ejected: 0,
-            ejected_last: 0,
+            unhealthy: 0,
+            held_last: 0,
         }
     }
 
-    /// Accumulates the integral of ejected servers up to `now`; call before `ejected`
-    /// changes and before reading statistics.
-    pub fn integrate_ejected(&mut self, now: SimTime) {
-        self.stats.ejected_area += self.ejected as u128 * (now - self.ejected_last) as u128;
-        self.ejected_last = now;
+    /// Accumulates the integrals of ejected and unhealthy servers up to `now`; call before
+    /// either count changes and before reading statistics.
+    pub fn integrate_held_out(&mut self, now: SimTime) {
+        let dt = (now - self.held_last) as u128;
+        self.stats.ejected_area += self.ejected as u128 * dt;
+        self.stats.unhealthy_area += self.unhealthy as u128 * dt;
+        self.held_last = now;
     }
 
-    /// Time-average ejected servers between two stat snapshots `ns` apart.
-    pub fn mean_ejected(&self, from: &PoolStats, ns: SimTime) -> f64 {
+    /// Servers held out of the balancer's choices now, by either mechanism.
+    #[inline]
+    pub fn held_out(&self) -> u32 {
+        self.ejected + self.unhealthy
+    }
+
+    /// Time-average ejected (`unhealthy` false) or unhealthy servers between two stat
+    /// snapshots `ns` apart.
+    pub fn mean_held_out(&self, unhealthy: bool, from: &PoolStats, ns: SimTime) -> f64 {
+        let (area, from, now) = if unhealthy {
+            (
+                self.stats.unhealthy_area,
+                from.unhealthy_area,
+                self.unhealthy,
+            )
+        } else {
+            (self.stats.ejected_area, from.ejected_area, self.ejected)
+        };
         if ns == 0 {
-            return self.ejected as f64;
+            return now as f64;
         }
-        (self.stats.ejected_area - from.ejected_area) as f64 / ns as f64
+        (area - from) as f64 / ns as f64
     }
 
     /// Accumulates the time integrals up to `now`; call before any change of busy/queued.
@@ -336,18 +367,27 @@ impl PoolState {
             .unwrap_or(0)
     }
 
-    /// The shard a one-part keyless query goes to by `random` while outlier ejection holds
-    /// servers out: uniformly among the shards with a server not held out (all of them if
-    /// none has one), from `rng` (the simulation's `routing` stream).
+    /// The shard a one-part keyless query goes to by `random` while outlier ejection or
+    /// health checks hold servers out: uniformly among the shards with a server not held
+    /// out (all of them if none has one), from `rng` (the simulation's `routing` stream).
     #[inline(never)]
     #[cold]
-    pub fn random_shard_ejecting(&self, rng: &mut Rng, shards: u32) -> u32 {
+    pub fn random_shard_held_out(&self, rng: &mut Rng, shards: u32) -> u32 {
         let per = self.per_shard as usize;
         let open = |i: u32| {
             let of = &self.servers[i as usize * per..(i as usize + 1) * per];
-            of.iter().any(|s| !s.ejected)
+            of.iter().any(|s| !s.held_out())
         };
         uniform_up(rng, shards, open).unwrap_or_else(|| rng.random_range(0..shards))
+    }
+
+    /// Whether server `server`, which a fail-fast event may hold, fails what reaches it
+    /// now: never without the event, always at `fraction = 1`, else by a draw from the
+    /// pool's stream.
+    #[inline]
+    pub fn fails_fast_now(&mut self, server: u32) -> bool {
+        let share = self.servers[server as usize].fail_fast;
+        share > 0.0 && (share >= 1.0 || self.rng.random::<f64>() < share)
     }
 
     /// Brings the clients' view up to date with the servers' real state.

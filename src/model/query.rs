@@ -242,10 +242,10 @@ impl Simulation<'_> {
         let shard = if shards <= 1 {
             0
         } else if balance == Balance::Random {
-            if self.pools[part.pool].ejected == 0 {
+            if self.pools[part.pool].held_out() == 0 {
                 self.route_rng.random_range(0..shards)
             } else {
-                self.pools[part.pool].random_shard_ejecting(&mut self.route_rng, shards)
+                self.pools[part.pool].random_shard_held_out(&mut self.route_rng, shards)
             }
         } else {
             self.pools[part.pool].choose_shard(balance, shards)

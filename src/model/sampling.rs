@@ -68,7 +68,7 @@ impl Simulation<'_> {
             pool.integrate(self.now);
             pool.integrate_capacity(self.now);
             pool.integrate_waiting(self.now);
-            pool.integrate_ejected(self.now);
+            pool.integrate_held_out(self.now);
         }
         let row: Vec<f64> = self
             .sampler
@@ -147,7 +147,8 @@ impl Simulation<'_> {
                     Measure::FailedFastPerS => {
                         rate(pool.stats.failed_fast, pool.window_mark.failed_fast)
                     }
-                    Measure::Ejected => pool.mean_ejected(&pool.window_mark, span),
+                    Measure::Ejected => pool.mean_held_out(false, &pool.window_mark, span),
+                    Measure::Unhealthy => pool.mean_held_out(true, &pool.window_mark, span),
                     _ => f64::NAN,
                 }
             }
@@ -267,7 +268,7 @@ impl Simulation<'_> {
             pool.integrate(self.end);
             pool.integrate_capacity(self.end);
             pool.integrate_waiting(self.end);
-            pool.integrate_ejected(self.end);
+            pool.integrate_held_out(self.end);
             let pcfg = &self.cfg.pools[p];
             let calls = pcfg.has_calls;
             let (util, qlen) = pool.window(&Default::default(), self.end);
@@ -302,7 +303,10 @@ impl Simulation<'_> {
                     ejections: pcfg.outlier.map(|_| s.ejections),
                     mean_ejected: pcfg
                         .outlier
-                        .map(|_| pool.mean_ejected(&Default::default(), self.end)),
+                        .map(|_| pool.mean_held_out(false, &Default::default(), self.end)),
+                    mean_unhealthy: pcfg
+                        .health_check
+                        .map(|_| pool.mean_held_out(true, &Default::default(), self.end)),
                 },
             );
         }

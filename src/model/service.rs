@@ -250,8 +250,7 @@ impl Simulation<'_> {
     #[cold]
     fn fails_fast(&mut self, p: usize, server: u32) -> bool {
         let pool = &mut self.pools[p];
-        let share = pool.servers[server as usize].fail_fast;
-        let fails = share >= 1.0 || pool.rng.random::<f64>() < share;
+        let fails = pool.fails_fast_now(server);
         if fails {
             pool.stats.failed_fast += 1;
             self.answered(p, server, false);

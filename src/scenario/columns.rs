@@ -53,6 +53,9 @@ pub enum Measure {
     /// Time-average servers that outlier ejection holds out (pools that eject outliers
     /// only).
     Ejected,
+    /// Time-average servers that failed health checks hold out (pools with health checks
+    /// only).
+    Unhealthy,
     /// Cache hits over lookups, key by key.
     HitRatio,
     /// Tries of a pool call (first tries and retries): queries per dependency.
@@ -80,7 +83,7 @@ pub enum Owner {
 
 impl Measure {
     /// Every measure, in column order within its component.
-    pub const ALL: [Measure; 22] = [
+    pub const ALL: [Measure; 23] = [
         Measure::Time,
         Measure::Offered,
         Measure::Attempts,
@@ -99,6 +102,7 @@ impl Measure {
         Measure::Servers,
         Measure::FailedFastPerS,
         Measure::Ejected,
+        Measure::Unhealthy,
         Measure::HitRatio,
         Measure::CallsPerS,
         Measure::CallFailed,
@@ -134,6 +138,7 @@ impl Measure {
             Measure::Servers => "servers",
             Measure::FailedFastPerS => "failed_fast_per_s",
             Measure::Ejected => "ejected",
+            Measure::Unhealthy => "unhealthy",
             Measure::HitRatio => "hit_ratio",
             Measure::CallsPerS => "calls_per_s",
             Measure::CallFailed => "failed_per_s",
@@ -162,7 +167,8 @@ impl Measure {
             | Measure::ShedPerS
             | Measure::Servers
             | Measure::FailedFastPerS
-            | Measure::Ejected => "pool",
+            | Measure::Ejected
+            | Measure::Unhealthy => "pool",
             Measure::HitRatio => "cache",
             Measure::CallsPerS | Measure::CallFailed | Measure::BreakerOpen => "call",
         }
@@ -193,7 +199,8 @@ pub struct Column {
 /// measures (`slow_per_s` only for the class of an SLO measure), per pool `utilization`, `queue_len`, `queries_per_s` (and
 /// `primary_utilization` with replicas, `waiting_on_calls` with calls, `shed_per_s` when it
 /// sheds, `servers` when it autoscales, `failed_fast_per_s` when a `fail_fast` event names
-/// it or it ejects outliers, `ejected` when it ejects outliers), per cache tier `hit_ratio`, per pool call `calls_per_s`, `failed_per_s` (and
+/// it or it ejects outliers or checks health, `ejected` when it ejects outliers,
+/// `unhealthy` when it checks health), per cache tier `hit_ratio`, per pool call `calls_per_s`, `failed_per_s` (and
 /// `breaker_open` with a breaker), each in the order of [`Measure::ALL`]. A scenario
 /// without calls or shedding has the columns it always had.
 pub fn columns(cfg: &Config) -> Vec<Column> {
@@ -234,8 +241,11 @@ pub fn columns(cfg: &Config) -> Vec<Column> {
                 Measure::WaitingOnCalls => p.has_calls,
                 Measure::ShedPerS => p.shed.is_some(),
                 Measure::Servers => p.autoscale.is_some(),
-                Measure::FailedFastPerS => p.outlier.is_some() || fails_fast(i),
+                Measure::FailedFastPerS => {
+                    p.outlier.is_some() || p.health_check.is_some() || fails_fast(i)
+                }
                 Measure::Ejected => p.outlier.is_some(),
+                Measure::Unhealthy => p.health_check.is_some(),
                 _ => true,
             };
             if has {

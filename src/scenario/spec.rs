@@ -403,6 +403,18 @@ pub struct PoolCfg {
     pub drops_propagated: bool,
     /// The balancer ejects servers that keep failing, if set ([`OutlierCfg`]).
     pub outlier: Option<OutlierCfg>,
+    /// The balancer probes its servers, if set ([`HealthCheckCfg`]).
+    pub health_check: Option<HealthCheckCfg>,
+}
+
+/// Health checks (`health_check`): every `every_ns` each server is probed; a healthy one
+/// is left out after `unhealthy_after` failed probes in a row, an unhealthy one taken back
+/// after `healthy_after` passed ones (`crate::model::health`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HealthCheckCfg {
+    pub every_ns: SimTime,
+    pub unhealthy_after: u32,
+    pub healthy_after: u32,
 }
 
 /// Outlier ejection (`outlier_ejection`): a server whose last `consecutive_errors` answers

@@ -1,7 +1,7 @@
 //! The teaching scenario `lb-sinkhole.toml`: one server of ten fails fast (an error at once,
 //! holding nothing), so a least-outstanding balancer, to which it always looks the least
 //! loaded, sends it most attempts and most requests fail; a random balancer sends it 1/10,
-//! power of two choices about 2/10, and outlier ejection takes it out.
+//! power of two choices about 2/10, and outlier ejection and health checks take it out.
 
 use crate::common::*;
 use brink::model::RunResult;
@@ -114,4 +114,19 @@ fn outlier_ejection_takes_the_sick_server_out_and_requests_recover() {
     assert!(fast < 0.5, "failed fast {fast}/s");
     let ejections = r.summary.pools["api"].ejections.unwrap();
     assert!((7..=9).contains(&ejections), "ejections {ejections}");
+}
+
+#[test]
+fn health_checks_hold_the_sick_server_out_after_three_failed_probes() {
+    let r = story(Some("health-check"), &[]);
+    assert_eq!(mean(&r, "api.unhealthy", BEFORE), 0.0);
+    // Probes every 5 s: the sick server (broken at 60 s) fails its 3rd probe in a row by
+    // 75 s. Until then, the sinkhole...
+    assert!(failed_share(&r, (60.0, 70.0)) > 0.5);
+    // ...then it is out for good (its probes keep failing) and requests recover.
+    let after = (80.0, 300.0);
+    assert_eq!(mean(&r, "api.unhealthy", after), 1.0);
+    assert_eq!(mean(&r, "api.failed_fast_per_s", after), 0.0);
+    let good = mean(&r, "request.goodput_per_s", after);
+    assert!(good > 0.99 * RATE, "goodput {good}");
 }

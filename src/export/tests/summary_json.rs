@@ -50,6 +50,7 @@ fn pool(primary: Option<f64>) -> PoolSummary {
         servers_removed: None,
         ejections: None,
         mean_ejected: None,
+        mean_unhealthy: None,
     }
 }
 

@@ -131,12 +131,19 @@ pub fn pool(path: &str, name: &str, p: &RawPool) -> V<PoolCfg> {
              `random` is accepted with `autoscale`",
         );
     }
-    if autoscale.is_some() && p.outlier_ejection.is_some() {
-        return bad(
-            format!("{path}.outlier_ejection"),
-            "an autoscaled pool's servers come and go; outlier ejection is not supported with \
-             `autoscale`",
-        );
+    for (key, given) in [
+        ("outlier_ejection", p.outlier_ejection.is_some()),
+        ("health_check", p.health_check.is_some()),
+    ] {
+        if autoscale.is_some() && given {
+            return bad(
+                format!("{path}.{key}"),
+                format!(
+                    "an autoscaled pool's servers come and go; `{key}` is not supported with \
+                     `autoscale`"
+                ),
+            );
+        }
     }
     let mut cfg = PoolCfg {
         name: name.into(),
@@ -181,6 +188,10 @@ pub fn pool(path: &str, name: &str, p: &RawPool) -> V<PoolCfg> {
             None => None,
         },
         outlier: None,
+        health_check: match &p.health_check {
+            Some(h) => Some(health_check(&format!("{path}.health_check"), h)?),
+            None => None,
+        },
     };
     if let Some(o) = &p.outlier_ejection {
         let servers = cfg.shards * (1 + cfg.replicas);
@@ -211,6 +222,29 @@ fn outlier(path: &str, o: &RawOutlierEjection, servers: u32) -> V<OutlierCfg> {
         consecutive_errors,
         eject_for_ns,
         max_ejected: ((share * servers as f64).floor() as u32).max(1),
+    })
+}
+
+/// The shortest time between health checks: each probes every server of the pool.
+const MIN_HEALTH_EVERY_NS: u64 = 1_000_000;
+
+/// Validates `health_check = { every, unhealthy_after, healthy_after }` at `path`: `every`
+/// at least 1 ms, the thresholds 1 to 1000 (default 3 and 2, HAProxy's `fall` and `rise`).
+fn health_check(path: &str, h: &RawHealthCheck) -> V<HealthCheckCfg> {
+    let every_ns = h.every.0;
+    if every_ns < MIN_HEALTH_EVERY_NS {
+        return bad(
+            format!("{path}.every"),
+            "must be at least 1ms (each check probes every server of the pool)",
+        );
+    }
+    let threshold = |key: &str, x: Option<i64>, default: i64| -> V<u32> {
+        Ok(int_in(&format!("{path}.{key}"), x.unwrap_or(default), 1, 1000)? as u32)
+    };
+    Ok(HealthCheckCfg {
+        every_ns,
+        unhealthy_after: threshold("unhealthy_after", h.unhealthy_after, 3)?,
+        healthy_after: threshold("healthy_after", h.healthy_after, 2)?,
     })
 }
 

@@ -83,6 +83,12 @@ pub fn same_structure(a: &Config, b: &Config) -> Result<(), String> {
                 x.name
             ));
         }
+        if x.health_check.is_some() != y.health_check.is_some() {
+            return Err(format!(
+                "pool `{}` gains or loses its health checks",
+                x.name
+            ));
+        }
         if x.client.is_some() != y.client.is_some() {
             return Err(format!(
                 "pool `{}` gains or loses its cluster client",
