@@ -54,6 +54,10 @@ pub enum Event {
     FillShared { req: u32, token: u32 },
     /// `coalesce`: a fill a request waited for was abandoned: it looks its keys up again.
     FillLost { req: u32, token: u32 },
+    /// A server outlier ejection took out may be chosen again.
+    Readmit { pool: u16, server: u32 },
+    /// A pool's balancer probes each of its servers (`health_check`).
+    HealthCheck { pool: u16 },
     /// The control plane's delayed look at a cache node that left the catalog.
     NodeDetect { cache: u16, slot: u16, token: u32 },
     /// A restarted cache node re-registers in the catalog.

@@ -116,7 +116,7 @@ pub struct PoolSummary {
     pub expired: u64,
     /// Queries sent to the pool (each part of a fan-out counts).
     pub queries: u64,
-    /// Queries failed at once (outage, crashed server).
+    /// Queries failed at once (outage, crashed server, fail-fast server).
     pub failed_fast: u64,
     /// Jobs started after the request at the top of their chain had given up (its
     /// client's deadline passed, or its caller no longer waits): present when some call
@@ -145,6 +145,17 @@ pub struct PoolSummary {
     /// Servers the autoscaler scaled in (autoscaled pools only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub servers_removed: Option<u64>,
+    /// Times outlier ejection took a server out (pools with `outlier_ejection` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ejections: Option<u64>,
+    /// Time-average servers held out by outlier ejection (pools with `outlier_ejection`
+    /// only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean_ejected: Option<f64>,
+    /// Time-average servers held out by failed health checks (pools with `health_check`
+    /// only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean_unhealthy: Option<f64>,
 }
 
 /// `summary.json`: byte-identical for the same scenario, seed and overrides.

@@ -5,6 +5,7 @@ use super::balance::{Balancer, Candidate, uniform_up};
 use crate::engine::Rng;
 use crate::engine::time::SimTime;
 use crate::scenario::{Balance, Discipline, PoolCfg, ReadPref};
+use rand::RngExt;
 use std::collections::VecDeque;
 
 /// A unit of work on one server: one query part.
@@ -46,6 +47,15 @@ pub struct Server {
     pub shedding: bool,
     /// When the queue last went from empty to not empty (CoDel's "not empty for").
     pub busy_since: SimTime,
+    /// A fail-fast event holds it: the share of the queries sent to it that it answers
+    /// with an error at once (0: none).
+    pub fail_fast: f64,
+    /// Errors in a row it answered (outlier ejection counts them).
+    pub errors_in_row: u32,
+    /// Outlier ejection has taken it out of the balancer's choices.
+    pub ejected: bool,
+    /// Its health checks (pools with `health_check`).
+    pub health: super::health::Health,
 }
 
 impl Server {
@@ -53,9 +63,22 @@ impl Server {
     #[inline]
     pub fn candidate(&self) -> Candidate {
         Candidate {
-            up: !self.view_down,
+            up: self.routable(),
             outstanding: self.busy + self.queue.len() as u32,
         }
+    }
+
+    /// The balancer may choose it: the clients' view holds it up, and neither outlier
+    /// ejection nor its health checks hold it out.
+    #[inline]
+    pub fn routable(&self) -> bool {
+        !self.view_down && !self.held_out()
+    }
+
+    /// Outlier ejection or its health checks hold it out of the balancer's choices.
+    #[inline]
+    pub fn held_out(&self) -> bool {
+        self.ejected || self.health.unhealthy
     }
 }
 
@@ -89,6 +112,12 @@ pub struct PoolStats {
     pub capacity_area: u128,
     /// Integral over time of the live (routable) servers (what an autoscaler changes).
     pub live_area: u128,
+    /// Integral over time of the servers outlier ejection holds out.
+    pub ejected_area: u128,
+    /// Integral over time of the servers their health checks hold out.
+    pub unhealthy_area: u128,
+    /// Servers ejected by outlier ejection (each time one is taken out).
+    pub ejections: u64,
 }
 
 /// A pool's live state.
@@ -125,6 +154,11 @@ pub struct PoolState {
     /// The state of the balancing policies other than `random` (their own stream,
     /// `balance.<pool>`, and the round-robin cursors).
     pub balancer: Balancer,
+    /// Servers outlier ejection holds out now.
+    pub ejected: u32,
+    /// Servers their health checks hold out now.
+    pub unhealthy: u32,
+    held_last: SimTime,
 }
 
 impl PoolState {
@@ -161,7 +195,43 @@ impl PoolState {
             last: 0,
             cap_last: 0,
             balancer: Balancer::new(balance_rng),
+            ejected: 0,
+            unhealthy: 0,
+            held_last: 0,
         }
+    }
+
+    /// Accumulates the integrals of ejected and unhealthy servers up to `now`; call before
+    /// either count changes and before reading statistics.
+    pub fn integrate_held_out(&mut self, now: SimTime) {
+        let dt = (now - self.held_last) as u128;
+        self.stats.ejected_area += self.ejected as u128 * dt;
+        self.stats.unhealthy_area += self.unhealthy as u128 * dt;
+        self.held_last = now;
+    }
+
+    /// Servers held out of the balancer's choices now, by either mechanism.
+    #[inline]
+    pub fn held_out(&self) -> u32 {
+        self.ejected + self.unhealthy
+    }
+
+    /// Time-average ejected (`unhealthy` false) or unhealthy servers between two stat
+    /// snapshots `ns` apart.
+    pub fn mean_held_out(&self, unhealthy: bool, from: &PoolStats, ns: SimTime) -> f64 {
+        let (area, from, now) = if unhealthy {
+            (
+                self.stats.unhealthy_area,
+                from.unhealthy_area,
+                self.unhealthy,
+            )
+        } else {
+            (self.stats.ejected_area, from.ejected_area, self.ejected)
+        };
+        if ns == 0 {
+            return now as f64;
+        }
+        (area - from) as f64 / ns as f64
     }
 
     /// Accumulates the time integrals up to `now`; call before any change of busy/queued.
@@ -230,7 +300,7 @@ impl PoolState {
             return base;
         }
         let replicas = self.per_shard - 1;
-        let up = |s: &Self, i: u32| !s.servers[(base + i) as usize].view_down;
+        let up = |s: &Self, i: u32| s.servers[(base + i) as usize].routable();
         match read {
             ReadPref::Primary => base,
             ReadPref::Latency
@@ -258,7 +328,7 @@ impl PoolState {
         let servers = &self.servers[(base + first) as usize..=(base + last) as usize];
         let n = last - first + 1;
         let chosen = if balance == Balance::Random {
-            uniform_up(&mut self.rng, n, |i| !servers[i as usize].view_down)
+            uniform_up(&mut self.rng, n, |i| servers[i as usize].routable())
         } else {
             let slot = 1 + shard as usize;
             self.balancer
@@ -295,6 +365,29 @@ impl PoolState {
                 })
             })
             .unwrap_or(0)
+    }
+
+    /// The shard a one-part keyless query goes to by `random` while outlier ejection or
+    /// health checks hold servers out: uniformly among the shards with a server not held
+    /// out (all of them if none has one), from `rng` (the simulation's `routing` stream).
+    #[inline(never)]
+    #[cold]
+    pub fn random_shard_held_out(&self, rng: &mut Rng, shards: u32) -> u32 {
+        let per = self.per_shard as usize;
+        let open = |i: u32| {
+            let of = &self.servers[i as usize * per..(i as usize + 1) * per];
+            of.iter().any(|s| !s.held_out())
+        };
+        uniform_up(rng, shards, open).unwrap_or_else(|| rng.random_range(0..shards))
+    }
+
+    /// Whether server `server`, which a fail-fast event may hold, fails what reaches it
+    /// now: never without the event, always at `fraction = 1`, else by a draw from the
+    /// pool's stream.
+    #[inline]
+    pub fn fails_fast_now(&mut self, server: u32) -> bool {
+        let share = self.servers[server as usize].fail_fast;
+        share > 0.0 && (share >= 1.0 || self.rng.random::<f64>() < share)
     }
 
     /// Brings the clients' view up to date with the servers' real state.

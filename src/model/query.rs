@@ -366,7 +366,11 @@ impl Simulation<'_> {
         let shard = if shards <= 1 {
             0
         } else if balance == Balance::Random {
-            self.route_rng.random_range(0..shards)
+            if self.pools[part.pool].held_out() == 0 {
+                self.route_rng.random_range(0..shards)
+            } else {
+                self.pools[part.pool].random_shard_held_out(&mut self.route_rng, shards)
+            }
         } else {
             self.pools[part.pool].choose_shard(balance, shards)
         };

@@ -68,6 +68,7 @@ impl Simulation<'_> {
             pool.integrate(self.now);
             pool.integrate_capacity(self.now);
             pool.integrate_waiting(self.now);
+            pool.integrate_held_out(self.now);
         }
         let row: Vec<f64> = self
             .sampler
@@ -143,6 +144,11 @@ impl Simulation<'_> {
                     Measure::WaitingOnCalls => pool.mean_waiting(&pool.window_mark, span),
                     Measure::ShedPerS => rate(pool.stats.shed, pool.window_mark.shed),
                     Measure::Servers => pool.mean_live(&pool.window_mark, span),
+                    Measure::FailedFastPerS => {
+                        rate(pool.stats.failed_fast, pool.window_mark.failed_fast)
+                    }
+                    Measure::Ejected => pool.mean_held_out(false, &pool.window_mark, span),
+                    Measure::Unhealthy => pool.mean_held_out(true, &pool.window_mark, span),
                     _ => f64::NAN,
                 }
             }
@@ -267,6 +273,7 @@ impl Simulation<'_> {
             pool.integrate(self.end);
             pool.integrate_capacity(self.end);
             pool.integrate_waiting(self.end);
+            pool.integrate_held_out(self.end);
             let pcfg = &self.cfg.pools[p];
             let calls = pcfg.has_calls;
             let (util, qlen) = pool.window(&Default::default(), self.end);
@@ -298,6 +305,13 @@ impl Simulation<'_> {
                         .map(|_| pool.mean_live(&Default::default(), self.end)),
                     servers_added: pool.scale.as_ref().map(|sc| sc.added),
                     servers_removed: pool.scale.as_ref().map(|sc| sc.removed),
+                    ejections: pcfg.outlier.map(|_| s.ejections),
+                    mean_ejected: pcfg
+                        .outlier
+                        .map(|_| pool.mean_held_out(false, &Default::default(), self.end)),
+                    mean_unhealthy: pcfg
+                        .health_check
+                        .map(|_| pool.mean_held_out(true, &Default::default(), self.end)),
                 },
             );
         }

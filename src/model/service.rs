@@ -31,8 +31,16 @@ impl Simulation<'_> {
             if self.cfg.pools[p].client.is_some_and(|c| c.refresh_on_error) {
                 pool.refresh_view();
             }
+            if self.cfg.pools[p].outlier.is_some() {
+                self.answered(p, job.server, false);
+            }
             return Err(Failure::Error);
         }
+        if server.fail_fast > 0.0 && self.fails_fast(p, job.server) {
+            return Err(Failure::Error);
+        }
+        let pool = &mut self.pools[p];
+        let server = &pool.servers[job.server as usize];
         if server.busy < pool.workers {
             let j = self.jobs.insert(job);
             self.start_service(p, j);
@@ -150,8 +158,12 @@ impl Simulation<'_> {
         if pcfg.error_rate > 0.0 {
             ok &= pool.rng.random::<f64>() >= pcfg.error_rate;
         }
+        let ejects = pcfg.outlier.is_some();
         if self.trace.is_some() {
             self.trace_job_end(j, &job, ok);
+        }
+        if ejects {
+            self.answered(p, job.server, ok);
         }
         self.jobs.remove(j);
         self.serve_next(p, job.server);
@@ -231,6 +243,22 @@ impl Simulation<'_> {
         if CODEL {
             self.report_shed();
         }
+    }
+
+    /// A query reaches server `server` of pool `p` while a fail-fast event holds it: it
+    /// answers with an error at once (the share the event names; a draw from the pool's
+    /// stream when that is below 1), without queueing or holding a worker, so it keeps
+    /// looking idle to its balancer. The sinkhole of `scenarios/lb-sinkhole.toml`.
+    #[inline(never)]
+    #[cold]
+    fn fails_fast(&mut self, p: usize, server: u32) -> bool {
+        let pool = &mut self.pools[p];
+        let fails = pool.fails_fast_now(server);
+        if fails {
+            pool.stats.failed_fast += 1;
+            self.answered(p, server, false);
+        }
+        fails
     }
 
     /// Server `server` of pool `p` crashes: its queued work fails at once (connection

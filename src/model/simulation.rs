@@ -293,6 +293,7 @@ impl<'a> Simulation<'a> {
             }
         }
         self.schedule_autoscalers();
+        self.schedule_health_checks();
         // One window end pending at a time keeps the queue small.
         self.queue
             .schedule(self.sc.window.min(self.end), Event::WindowEnd);
@@ -451,6 +452,8 @@ impl<'a> Simulation<'a> {
             Event::ViewRefresh { pool } => self.view_refresh(pool as usize),
             Event::ScaleEval { pool } => self.scale_eval(pool as usize),
             Event::ServerUp { pool, server } => self.server_up(pool as usize, server),
+            Event::Readmit { pool, server } => self.readmit(pool as usize, server),
+            Event::HealthCheck { pool } => self.health_check(pool as usize),
             Event::RollingNext { trigger, node } => self.rolling_next(trigger as usize, node),
             Event::NodeDetect { cache, slot, token } => {
                 self.caches[cache as usize].detect(slot as usize, token)

@@ -1,6 +1,6 @@
 //! Triggers: the scenario's time-triggered `[event.NAME]` sections (slowdowns, outages,
-//! bursts, rolling restarts, partitions, flushes, crashes), when they start and end, and
-//! what they do to the components. The timetable also holds the interventions
+//! bursts, rolling restarts, partitions, flushes, crashes, fail-fast servers), when they
+//! start and end, and what they do to the components. The timetable also holds the interventions
 //! ([`super::interventions`]) so that both run in one time order.
 
 use super::event::Event;
@@ -231,6 +231,11 @@ impl Simulation<'_> {
                 }
             }
             TriggerKind::Crash { pool, server } => self.crash_server(pool, server),
+            TriggerKind::FailFast {
+                pool,
+                server,
+                fraction,
+            } => self.pools[pool].servers[server as usize].fail_fast = fraction,
         }
     }
 
@@ -253,6 +258,9 @@ impl Simulation<'_> {
                 if self.cfg.pools[pool].client.is_none() {
                     p.refresh_view();
                 }
+            }
+            TriggerKind::FailFast { pool, server, .. } => {
+                self.pools[pool].servers[server as usize].fail_fast = 0.0;
             }
             TriggerKind::Burst { .. }
             | TriggerKind::RollingRestart { .. }

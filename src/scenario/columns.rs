@@ -6,7 +6,7 @@
 //! It lives with the validated configuration because the columns follow from it (one set
 //! per class, pool and cache) and because sweep validation, below the model, needs it.
 
-use super::spec::Config;
+use super::spec::{Config, TriggerKind};
 
 /// What a column measures. Rates are per second over one time-series window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -47,6 +47,15 @@ pub enum Measure {
     ShedPerS,
     /// Time-average live (routable) servers (autoscaled pools only).
     Servers,
+    /// Queries that failed at once, without being served: an outage, a crashed server, a
+    /// fail-fast server (pools that a `fail_fast` event names or that eject outliers only).
+    FailedFastPerS,
+    /// Time-average servers that outlier ejection holds out (pools that eject outliers
+    /// only).
+    Ejected,
+    /// Time-average servers that failed health checks hold out (pools with health checks
+    /// only).
+    Unhealthy,
     /// Cache hits over lookups, key by key.
     HitRatio,
     /// Misses that waited for another request's fill of their keys (tiers that `coalesce`
@@ -79,7 +88,7 @@ pub enum Owner {
 
 impl Measure {
     /// Every measure, in column order within its component.
-    pub const ALL: [Measure; 22] = [
+    pub const ALL: [Measure; 25] = [
         Measure::Time,
         Measure::Offered,
         Measure::Attempts,
@@ -96,6 +105,9 @@ impl Measure {
         Measure::WaitingOnCalls,
         Measure::ShedPerS,
         Measure::Servers,
+        Measure::FailedFastPerS,
+        Measure::Ejected,
+        Measure::Unhealthy,
         Measure::HitRatio,
         Measure::Coalesced,
         Measure::Refreshes,
@@ -131,6 +143,9 @@ impl Measure {
             Measure::WaitingOnCalls => "waiting_on_calls",
             Measure::ShedPerS => "shed_per_s",
             Measure::Servers => "servers",
+            Measure::FailedFastPerS => "failed_fast_per_s",
+            Measure::Ejected => "ejected",
+            Measure::Unhealthy => "unhealthy",
             Measure::HitRatio => "hit_ratio",
             Measure::Coalesced => "coalesced_per_s",
             Measure::Refreshes => "refreshes_per_s",
@@ -159,7 +174,10 @@ impl Measure {
             | Measure::PrimaryUtilization
             | Measure::WaitingOnCalls
             | Measure::ShedPerS
-            | Measure::Servers => "pool",
+            | Measure::Servers
+            | Measure::FailedFastPerS
+            | Measure::Ejected
+            | Measure::Unhealthy => "pool",
             Measure::HitRatio | Measure::Coalesced | Measure::Refreshes => "cache",
             Measure::CallsPerS | Measure::CallFailed | Measure::BreakerOpen => "call",
         }
@@ -189,8 +207,11 @@ pub struct Column {
 /// The columns of `timeseries.csv` for a configuration: `time_s`, then per client class its
 /// measures (`slow_per_s` only for the class of an SLO measure), per pool `utilization`, `queue_len`, `queries_per_s` (and
 /// `primary_utilization` with replicas, `waiting_on_calls` with calls, `shed_per_s` when it
-/// sheds, `servers` when it autoscales), per cache tier `hit_ratio` (and
-/// `coalesced_per_s` when it coalesces, `refreshes_per_s` when it refreshes ahead), per pool call `calls_per_s`, `failed_per_s` (and
+/// sheds, `servers` when it autoscales, `failed_fast_per_s` when a `fail_fast` event names
+/// it or it ejects outliers or checks health, `ejected` when it ejects outliers,
+/// `unhealthy` when it checks health), per cache tier `hit_ratio` (and `coalesced_per_s`
+/// when it coalesces, `refreshes_per_s` when it refreshes ahead), per pool call
+/// `calls_per_s`, `failed_per_s` (and
 /// `breaker_open` with a breaker), each in the order of [`Measure::ALL`]. A scenario
 /// without calls or shedding has the columns it always had.
 pub fn columns(cfg: &Config) -> Vec<Column> {
@@ -218,6 +239,11 @@ pub fn columns(cfg: &Config) -> Vec<Column> {
             }
         }
     }
+    let fails_fast = |pool: usize| {
+        cfg.triggers
+            .iter()
+            .any(|t| matches!(t.kind, TriggerKind::FailFast { pool: q, .. } if q == pool))
+    };
     for (i, p) in cfg.pools.iter().enumerate() {
         for m in Measure::of("pool") {
             // Only pools with replicas have primaries to tell apart, and so on.
@@ -226,6 +252,11 @@ pub fn columns(cfg: &Config) -> Vec<Column> {
                 Measure::WaitingOnCalls => p.has_calls,
                 Measure::ShedPerS => p.shed.is_some(),
                 Measure::Servers => p.autoscale.is_some(),
+                Measure::FailedFastPerS => {
+                    p.outlier.is_some() || p.health_check.is_some() || fails_fast(i)
+                }
+                Measure::Ejected => p.outlier.is_some(),
+                Measure::Unhealthy => p.health_check.is_some(),
                 _ => true,
             };
             if has {

@@ -389,6 +389,8 @@ pub enum RawEventKind {
     Partition,
     Flush,
     Crash,
+    /// One server answers its queries with an error at once instead of serving them.
+    FailFast,
 }
 
 /// A time-triggered disturbance. Which fields apply depends on `kind`.

@@ -401,6 +401,31 @@ pub struct PoolCfg {
     /// Derived: some call into this pool propagates its caller's deadline, so the pool
     /// drops that call's queued work past it (and makes no calls for it).
     pub drops_propagated: bool,
+    /// The balancer ejects servers that keep failing, if set ([`OutlierCfg`]).
+    pub outlier: Option<OutlierCfg>,
+    /// The balancer probes its servers, if set ([`HealthCheckCfg`]).
+    pub health_check: Option<HealthCheckCfg>,
+}
+
+/// Health checks (`health_check`): every `every_ns` each server is probed; a healthy one
+/// is left out after `unhealthy_after` failed probes in a row, an unhealthy one taken back
+/// after `healthy_after` passed ones (`crate::model::health`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HealthCheckCfg {
+    pub every_ns: SimTime,
+    pub unhealthy_after: u32,
+    pub healthy_after: u32,
+}
+
+/// Outlier ejection (`outlier_ejection`): a server whose last `consecutive_errors` answers
+/// were all errors is left out of the balancer's choices for `eject_for_ns`, unless
+/// `max_ejected` servers are out already (`crate::model::outlier`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutlierCfg {
+    pub consecutive_errors: u32,
+    pub eject_for_ns: SimTime,
+    /// The most servers out at once (at least one, as Envoy's `max_ejection_percent`).
+    pub max_ejected: u32,
 }
 
 /// A pool's load slowdown (`slowdown = { with, per, max }`): a job's service time is
@@ -556,4 +581,11 @@ pub enum TriggerKind {
     Flush { cache: usize, nodes: u32 },
     /// One server of a pool is down for the event's length (replaced after).
     Crash { pool: usize, server: u32 },
+    /// One server of a pool answers this share of the queries sent to it with an error at
+    /// once, for the event's length, while it looks idle to its balancer.
+    FailFast {
+        pool: usize,
+        server: u32,
+        fraction: f64,
+    },
 }

@@ -21,6 +21,7 @@ mod headroom_gate;
 mod hysteresis;
 mod install;
 mod layers;
+mod lb_sinkhole;
 mod links;
 mod live_page;
 mod load_shedding;

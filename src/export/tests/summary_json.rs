@@ -48,6 +48,9 @@ fn pool(primary: Option<f64>) -> PoolSummary {
         mean_servers: None,
         servers_added: None,
         servers_removed: None,
+        ejections: None,
+        mean_ejected: None,
+        mean_unhealthy: None,
     }
 }
 

@@ -58,7 +58,7 @@ pub fn ratio_title(measures: &[Measure]) -> String {
 
 /// The panels a time series offers: requests, the queues, queries to pools, latency,
 /// utilisation and ratios, and where the scenario has them servers of autoscaled pools,
-/// workers waiting on calls and users of closed classes. `theory` (a textbook M/M/c
+/// servers the balancer leaves out, workers waiting on calls and users of closed classes. `theory` (a textbook M/M/c
 /// scenario) adds its mean queue length and mean sojourn as reference lines. Panels
 /// without a line are left out.
 pub fn default_panels(ts: &TimeSeries, theory: Option<&Mmc>) -> Vec<Panel> {
@@ -170,13 +170,24 @@ pub fn default_panels(ts: &TimeSeries, theory: Option<&Mmc>) -> Vec<Panel> {
         query_words.push("call tries");
     }
     queries.extend(calls);
-    let shed: Vec<Series> = of(Measure::ShedPerS)
-        .map(|(pool, col)| series(format!("{pool} shed"), ts.values(col), false))
-        .collect();
-    if !shed.is_empty() {
-        query_words.push("queries shed");
+    // Per pool beside what it was sent: queries shed, and queries that failed without being
+    // served (an outage, a crashed or fail-fast server), the share that went nowhere.
+    for (m, what, words) in [
+        (Measure::ShedPerS, "shed", "queries shed"),
+        (
+            Measure::FailedFastPerS,
+            "failed at once",
+            "queries failed at once",
+        ),
+    ] {
+        let lines: Vec<Series> = of(m)
+            .map(|(pool, col)| series(format!("{pool} {what}"), ts.values(col), false))
+            .collect();
+        if !lines.is_empty() {
+            query_words.push(words);
+        }
+        queries.extend(lines);
     }
-    queries.extend(shed);
     // Workers held by jobs waiting on their calls: busy but not serving.
     let waiting: Vec<Series> = of(Measure::WaitingOnCalls)
         .map(|(pool, col)| {
@@ -186,6 +197,14 @@ pub fn default_panels(ts: &TimeSeries, theory: Option<&Mmc>) -> Vec<Panel> {
                 true,
             )
         })
+        .collect();
+    // Servers the balancer leaves out: ejected as outliers, or failing health checks.
+    let held_out: Vec<Series> = of(Measure::Ejected)
+        .map(|(pool, col)| series(format!("{pool} ejected"), ts.values(col), true))
+        .chain(
+            of(Measure::Unhealthy)
+                .map(|(pool, col)| series(format!("{pool} unhealthy"), ts.values(col), true)),
+        )
         .collect();
     // Live servers of autoscaled pools.
     let servers: Vec<Series> = of(Measure::Servers)
@@ -280,6 +299,12 @@ pub fn default_panels(ts: &TimeSeries, theory: Option<&Mmc>) -> Vec<Panel> {
         panel(
             "Servers of autoscaled pools (time-average)".into(),
             styled(servers),
+            None,
+            true,
+        ),
+        panel(
+            "Servers the balancer leaves out (time-average)".into(),
+            styled(held_out),
             None,
             true,
         ),
@@ -424,6 +449,44 @@ steps = [{ query = "server" }]
             open.iter()
                 .all(|p| p.0 != users && p.2.iter().all(|l| !l.contains("users waiting"))),
             "{open:?}"
+        );
+    }
+
+    /// A pool that ejects outliers and checks health has a panel of the servers the
+    /// balancer leaves out, and its queries panel shows what failed at once; a plain pool
+    /// has neither.
+    #[test]
+    fn held_out_servers_and_fast_failures_are_drawn_only_for_pools_that_have_them() {
+        const PLAIN: &str = r#"
+duration = "20s"
+[class.api]
+rate = 5
+steps = [{ query = "server" }]
+[pool.server]
+shards = 4
+service = { law = "exp", mean = "50ms" }
+"#;
+        let held = "Servers the balancer leaves out (time-average)";
+        let with = panels_of(&format!(
+            "{PLAIN}outlier_ejection = {{ consecutive_errors = 5, eject_for = \"30s\" }}\n\
+             health_check = {{ every = \"5s\" }}\n"
+        ));
+        let panel = with.iter().find(|p| p.0 == held);
+        let lines = vec!["server ejected".to_string(), "server unhealthy".to_string()];
+        assert_eq!(panel, Some(&(held.to_string(), true, lines)), "{with:?}");
+        let queries = with
+            .iter()
+            .find(|p| p.0.starts_with("Queries sent to pools"));
+        assert!(
+            queries.is_some_and(|p| p.2.iter().any(|l| l == "server failed at once")),
+            "{with:?}"
+        );
+        let plain = panels_of(PLAIN);
+        assert!(
+            plain
+                .iter()
+                .all(|p| p.0 != held && p.2.iter().all(|l| !l.contains("failed at once"))),
+            "{plain:?}"
         );
     }
 }

@@ -211,6 +211,35 @@ pub struct RawPool {
     pub balance: Balance,
     /// Service slows down with the server's own load (`slowdown = { with, per, max }`).
     pub slowdown: Option<RawLoadSlowdown>,
+    /// The balancer ejects a server that keeps failing (`outlier_ejection = { ... }`).
+    pub outlier_ejection: Option<RawOutlierEjection>,
+    /// The balancer probes each server and leaves out those failing the probes.
+    pub health_check: Option<RawHealthCheck>,
+}
+
+/// `health_check = { every = "5s", unhealthy_after = 3, healthy_after = 2 }` as written:
+/// every `every` the balancer probes each server; after `unhealthy_after` failed probes in
+/// a row it leaves the server out, after `healthy_after` passed ones it takes it back
+/// (HAProxy's `inter`, `fall`, `rise`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHealthCheck {
+    pub every: Dur,
+    pub unhealthy_after: Option<i64>,
+    pub healthy_after: Option<i64>,
+}
+
+/// `outlier_ejection = { consecutive_errors = N, eject_for = "30s", max_ejected = 0.5 }` as
+/// written: after N errors in a row from one server, the balancer leaves it out of its
+/// choices for `eject_for`, while at most `max_ejected` of the pool's servers are out
+/// (Envoy's outlier detection: `consecutive_5xx`, `base_ejection_time`,
+/// `max_ejection_percent`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawOutlierEjection {
+    pub consecutive_errors: i64,
+    pub eject_for: Dur,
+    pub max_ejected: Option<f64>,
 }
 
 /// What a pool's load slowdown grows with: a server's own state when a job starts.

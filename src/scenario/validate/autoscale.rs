@@ -130,7 +130,8 @@ fn target(path: &str, signal: ScaleSignal, v: &Value) -> V<f64> {
 }
 
 /// An autoscaled pool's servers come and go, so what names one of them is refused: a query
-/// of several parts (`fanout = "all"` or `"keys"` spreads over shards) and a crash event.
+/// of several parts (`fanout = "all"` or `"keys"` spreads over shards), a crash and a
+/// fail-fast event.
 pub fn routes(cfg: &Config) -> V<()> {
     let scaled = |p: usize| cfg.pools[p].autoscale.is_some();
     for c in cfg.client_classes() {
@@ -154,13 +155,13 @@ pub fn routes(cfg: &Config) -> V<()> {
         }
     }
     for t in &cfg.triggers {
-        if let TriggerKind::Crash { pool, .. } = t.kind
+        if let TriggerKind::Crash { pool, .. } | TriggerKind::FailFast { pool, .. } = t.kind
             && scaled(pool)
         {
             return bad(
                 format!("event.{}.pool", t.name),
                 format!(
-                    "pool `{}` autoscales: its servers come and go, so a crash cannot name one (scale in with `scale_in = \"fail\"` instead)",
+                    "pool `{}` autoscales: its servers come and go, so a crash or a fail-fast event cannot name one (scale in with `scale_in = \"fail\"` instead)",
                     cfg.pools[pool].name
                 ),
             );

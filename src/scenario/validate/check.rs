@@ -105,6 +105,23 @@ pub fn up_to(path: &str, x: f64, max: f64) -> V<f64> {
     Ok(x)
 }
 
+/// `x` if above `lo` and at most `hi` (NaN is neither); else "`what` must be above `lo`
+/// and at most `hi`, not `x`".
+pub fn above_up_to(path: &str, what: &str, x: f64, lo: f64, hi: f64) -> V<f64> {
+    if !(x > lo && x <= hi) {
+        return bad(
+            path,
+            format!(
+                "{what} must be above {} and at most {}, not {}",
+                short(lo),
+                short(hi),
+                short(x)
+            ),
+        );
+    }
+    Ok(x)
+}
+
 /// `x` for a message: with an exponent when very large or small.
 pub fn short(x: f64) -> String {
     if x != 0.0 && !(1e-4..=1e4).contains(&x.abs()) {

@@ -1,6 +1,6 @@
 //! Server pools and cache tiers: the resources steps query and look up.
 
-use super::check::{V, bad, finite_nonneg, int_in, nonzero_dur, positive, up_to};
+use super::check::{V, above_up_to, bad, finite_nonneg, int_in, nonzero_dur, positive, up_to};
 use crate::scenario::raw::*;
 use crate::scenario::spec::*;
 
@@ -166,7 +166,21 @@ pub fn pool(path: &str, name: &str, p: &RawPool) -> V<PoolCfg> {
              `random` is accepted with `autoscale`",
         );
     }
-    Ok(PoolCfg {
+    for (key, given) in [
+        ("outlier_ejection", p.outlier_ejection.is_some()),
+        ("health_check", p.health_check.is_some()),
+    ] {
+        if autoscale.is_some() && given {
+            return bad(
+                format!("{path}.{key}"),
+                format!(
+                    "an autoscaled pool's servers come and go; `{key}` is not supported with \
+                     `autoscale`"
+                ),
+            );
+        }
+    }
+    let mut cfg = PoolCfg {
         name: name.into(),
         endpoints: vec![String::new()],
         plans: vec![Vec::new()],
@@ -208,6 +222,64 @@ pub fn pool(path: &str, name: &str, p: &RawPool) -> V<PoolCfg> {
             Some(s) => Some(load_slowdown(&format!("{path}.slowdown"), s)?),
             None => None,
         },
+        outlier: None,
+        health_check: match &p.health_check {
+            Some(h) => Some(health_check(&format!("{path}.health_check"), h)?),
+            None => None,
+        },
+    };
+    if let Some(o) = &p.outlier_ejection {
+        let servers = cfg.shards * (1 + cfg.replicas);
+        cfg.outlier = Some(outlier(&format!("{path}.outlier_ejection"), o, servers)?);
+    }
+    Ok(cfg)
+}
+
+/// Validates `outlier_ejection = { consecutive_errors, eject_for, max_ejected }` at `path`
+/// for a pool of `servers` servers: at least one error, a nonzero time, a share in (0, 1]
+/// (default 0.1, Envoy's), of which at least one server may be out.
+fn outlier(path: &str, o: &RawOutlierEjection, servers: u32) -> V<OutlierCfg> {
+    let consecutive_errors = int_in(
+        &format!("{path}.consecutive_errors"),
+        o.consecutive_errors,
+        1,
+        1_000_000,
+    )? as u32;
+    let eject_for_ns = nonzero_dur(&format!("{path}.eject_for"), o.eject_for)?;
+    let share = above_up_to(
+        &format!("{path}.max_ejected"),
+        "the share of the pool's servers",
+        o.max_ejected.unwrap_or(0.1),
+        0.0,
+        1.0,
+    )?;
+    Ok(OutlierCfg {
+        consecutive_errors,
+        eject_for_ns,
+        max_ejected: ((share * servers as f64).floor() as u32).max(1),
+    })
+}
+
+/// The shortest time between health checks: each probes every server of the pool.
+const MIN_HEALTH_EVERY_NS: u64 = 1_000_000;
+
+/// Validates `health_check = { every, unhealthy_after, healthy_after }` at `path`: `every`
+/// at least 1 ms, the thresholds 1 to 1000 (default 3 and 2, HAProxy's `fall` and `rise`).
+fn health_check(path: &str, h: &RawHealthCheck) -> V<HealthCheckCfg> {
+    let every_ns = h.every.0;
+    if every_ns < MIN_HEALTH_EVERY_NS {
+        return bad(
+            format!("{path}.every"),
+            "must be at least 1ms (each check probes every server of the pool)",
+        );
+    }
+    let threshold = |key: &str, x: Option<i64>, default: i64| -> V<u32> {
+        Ok(int_in(&format!("{path}.{key}"), x.unwrap_or(default), 1, 1000)? as u32)
+    };
+    Ok(HealthCheckCfg {
+        every_ns,
+        unhealthy_after: threshold("unhealthy_after", h.unhealthy_after, 3)?,
+        healthy_after: threshold("healthy_after", h.healthy_after, 2)?,
     })
 }
 
@@ -219,16 +291,13 @@ const MAX_SLOWDOWN: f64 = 1000.0;
 fn load_slowdown(path: &str, s: &RawLoadSlowdown) -> V<LoadSlowdownCfg> {
     let per = positive(&format!("{path}.per"), s.per)
         .and_then(|x| up_to(&format!("{path}.per"), x, MAX_SLOWDOWN))?;
-    let max = s.max.unwrap_or(10.0);
-    if !(max > 1.0 && max <= MAX_SLOWDOWN) {
-        return bad(
-            format!("{path}.max"),
-            format!(
-                "the multiplier's cap must be above 1 and at most {MAX_SLOWDOWN}, not {}",
-                super::check::short(max)
-            ),
-        );
-    }
+    let max = above_up_to(
+        &format!("{path}.max"),
+        "the multiplier's cap",
+        s.max.unwrap_or(10.0),
+        1.0,
+        MAX_SLOWDOWN,
+    )?;
     Ok(LoadSlowdownCfg {
         with: s.with,
         per,

@@ -77,6 +77,18 @@ pub fn same_structure(a: &Config, b: &Config) -> Result<(), String> {
         if x.autoscale.is_some() != y.autoscale.is_some() {
             return Err(format!("pool `{}` gains or loses its autoscaler", x.name));
         }
+        if x.outlier.is_some() != y.outlier.is_some() {
+            return Err(format!(
+                "pool `{}` gains or loses its outlier ejection",
+                x.name
+            ));
+        }
+        if x.health_check.is_some() != y.health_check.is_some() {
+            return Err(format!(
+                "pool `{}` gains or loses its health checks",
+                x.name
+            ));
+        }
         if x.client.is_some() != y.client.is_some() {
             return Err(format!(
                 "pool `{}` gains or loses its cluster client",

@@ -1,5 +1,5 @@
 //! Triggers: the time-triggered `[event.NAME]` sections (slowdowns, outages, bursts, cache
-//! node restarts, partitions, flushes, crashes).
+//! node restarts, partitions, flushes, crashes, fail-fast servers).
 
 use super::check::{self, Problem, V, bad, index_of, int_in, nonzero_dur, positive, short, up_to};
 use crate::engine::time::SimTime;
@@ -27,6 +27,10 @@ pub fn trigger(
         RawEventKind::Partition => ("partition", &["cache", "fraction", "for"]),
         RawEventKind::Flush => ("flush", &["cache", "fraction"]),
         RawEventKind::Crash => ("crash", &["pool", "shard", "replica", "for"]),
+        RawEventKind::FailFast => (
+            "fail_fast",
+            &["pool", "shard", "replica", "fraction", "for"],
+        ),
     };
     let given = [
         ("pool", e.pool.is_some()),
@@ -81,6 +85,25 @@ pub fn trigger(
             );
         }
         Ok(((f * caches[cache].nodes as f64).round() as u32).max(1))
+    };
+    // The server a crash or fail-fast names: `shard` (required) and `replica` (default 0,
+    // the primary) of `pool`.
+    let server_of = || -> V<(usize, u32)> {
+        let pool = find_pool()?;
+        let p = &pools[pool];
+        let shard = int_in(
+            &format!("{path}.shard"),
+            e.shard.ok_or_else(|| need("shard"))?,
+            0,
+            p.shards as i64 - 1,
+        )? as u32;
+        let replica = int_in(
+            &format!("{path}.replica"),
+            e.replica.unwrap_or(0),
+            0,
+            p.replicas as i64,
+        )? as u32;
+        Ok((pool, shard * (1 + p.replicas) + replica))
     };
     let (kind, for_ns) = match e.kind {
         RawEventKind::Slowdown => {
@@ -168,24 +191,23 @@ pub fn trigger(
             )
         }
         RawEventKind::Crash => {
-            let pool = find_pool()?;
-            let p = &pools[pool];
-            let shard = int_in(
-                &format!("{path}.shard"),
-                e.shard.ok_or_else(|| need("shard"))?,
-                0,
-                p.shards as i64 - 1,
-            )? as u32;
-            let replica = int_in(
-                &format!("{path}.replica"),
-                e.replica.unwrap_or(0),
-                0,
-                p.replicas as i64,
-            )? as u32;
+            let (pool, server) = server_of()?;
+            (TriggerKind::Crash { pool, server }, for_dur()?)
+        }
+        RawEventKind::FailFast => {
+            let (pool, server) = server_of()?;
+            let fraction = e.fraction.unwrap_or(1.0);
+            if !(fraction > 0.0 && fraction <= 1.0) {
+                return bad(
+                    format!("{path}.fraction"),
+                    format!("must be a fraction in (0, 1], not {fraction}"),
+                );
+            }
             (
-                TriggerKind::Crash {
+                TriggerKind::FailFast {
                     pool,
-                    server: shard * (1 + p.replicas) + replica,
+                    server,
+                    fraction,
                 },
                 for_dur()?,
             )
