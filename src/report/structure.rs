@@ -386,6 +386,7 @@ pub fn diagram(m: &Measured) -> Diagram {
             ));
             // Nodes are the clients, the caches and the pools, in that order ([`graph`]).
             let (clients, caches) = (cfg.clients, cfg.caches.len());
+            let mut outlined = None;
             let pool_node = |p: usize| Some(clients + caches + p);
             let cache_node = |c: usize| Some(clients + c);
             // The box a class's first step goes to, and that step's pool.
@@ -509,11 +510,17 @@ pub fn diagram(m: &Measured) -> Diagram {
                         "No loop measured: `{}`, the busiest pool, is highlighted.",
                         nodes[n].name
                     ));
+                } else if !nodes[n].hot {
+                    // Where the loop's load lands, when it is not on the loop's own path
+                    // (retry-amplification: the client's retries, the bottom pool full).
+                    nodes[n].hot = true;
+                    outlined = Some(format!("`{}`, outlined, is the busiest pool.", nodes[n].name));
                 }
             }
             for (k, b) in backs.iter().enumerate() {
                 caption.push(format!("({}) {}.", k + 1, b.text));
             }
+            caption.extend(outlined);
         }
     }
     let note = match (m.sustained, m.finished) {
@@ -945,18 +952,35 @@ pub fn svg(d: &Diagram) -> String {
         let lane = l.lanes[k];
         let (x0, x1) = l.back_x[k];
         let (y0, y1) = (from.y + from.h, to.y + to.h);
+        // Up into the target's bottom, unless a box below it is in the way: then up its
+        // left side and in from the left (checkout below browse in thread-pool-exhaustion).
+        let blocked = l.boxes.iter().enumerate().any(|(i, r)| {
+            i != b.to && i != b.from && x1 > r.x && x1 < r.x + r.w && r.y >= y1 && r.y < lane
+        });
+        let x1 = if blocked { to.x - 10.0 } else { x1 };
         let r = ((x0 - x1).abs() / 2.0)
             .min(lane - y0.max(y1))
             .clamp(0.0, 14.0);
         let dir = if x1 < x0 { -1.0 } else { 1.0 };
+        let into = if blocked {
+            let ty = to.y + to.h / 2.0;
+            format!(
+                "L{x1:.1},{lane:.1} L{x1:.1},{ty:.1} L{:.1},{ty:.1}",
+                to.x - 2.0
+            )
+        } else {
+            format!(
+                "L{:.1},{lane:.1} Q{x1:.1},{lane:.1} {x1:.1},{:.1} L{x1:.1},{:.1}",
+                x1 - dir * r,
+                lane - r,
+                y1 + 2.0
+            )
+        };
         let _ = writeln!(
             s,
-            "<path d=\"M{x0:.1},{y0:.1} L{x0:.1},{:.1} Q{x0:.1},{lane:.1} {:.1},{lane:.1} L{:.1},{lane:.1} Q{x1:.1},{lane:.1} {x1:.1},{:.1} L{x1:.1},{:.1}\" fill=\"none\" stroke=\"{HOT}\" stroke-width=\"3\" stroke-dasharray=\"8 5\" marker-end=\"url(#hot)\"/>",
+            "<path d=\"M{x0:.1},{y0:.1} L{x0:.1},{:.1} Q{x0:.1},{lane:.1} {:.1},{lane:.1} {into}\" fill=\"none\" stroke=\"{HOT}\" stroke-width=\"3\" stroke-dasharray=\"8 5\" marker-end=\"url(#hot)\"/>",
             lane - r,
             x0 + dir * r,
-            x1 - dir * r,
-            lane - r,
-            y1 + 2.0,
         );
         let (cx, cy) = ((x0 + x1) / 2.0, lane);
         let _ = writeln!(
