@@ -17,6 +17,7 @@
 //! | `index.html` | [`index_html()`] | [`Section`]s |
 //! | `calibration.json` | [`calibration_json()`] | [`CalibrationReport`](crate::report::calibration::CalibrationReport) |
 //! | `traces.json` | [`traces_json()`] | [`TraceLog`](crate::model::tracing::TraceLog) |
+//! | `structure.svg` | [`structure_svg()`] | [`Diagram`](crate::report::structure::Diagram) |
 //!
 //! The pictures (PNG, SVG) are drawn in [`crate::report`] from the same structs.
 
@@ -28,6 +29,7 @@ pub mod hysteresis_json;
 pub mod index_html;
 pub mod phase_json;
 pub mod shard_json;
+pub mod structure_svg;
 pub mod summary_json;
 pub mod sweep_csv;
 pub mod timeseries_csv;
@@ -44,6 +46,7 @@ pub use hysteresis_json::hysteresis_json;
 pub use index_html::{Page, RunView, Section, index_html};
 pub use phase_json::phase_json;
 pub use shard_json::{ShardFile, shard_json};
+pub use structure_svg::structure_svg;
 pub use summary_json::summary_json;
 pub use sweep_csv::sweep_csv;
 pub use timeseries_csv::timeseries_csv;

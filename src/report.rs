@@ -15,6 +15,7 @@ pub mod narrative;
 pub mod phase;
 pub mod phase_plot;
 pub mod queueing;
+pub mod structure;
 pub mod sweep;
 pub mod sweep_plot;
 pub mod sweep_table;

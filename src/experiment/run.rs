@@ -1,6 +1,6 @@
 //! One simulation run and its files: `summary.json`, `timeseries.csv`, `events.csv`,
 //! `timeline.png/.svg` (and `timeline-zoom.png/.svg` when the scenario asks for a window),
-//! and `run.provenance.json`.
+//! `structure.svg` (the system drawn with the run's rates), and `run.provenance.json`.
 
 use super::measure::Gauge;
 use super::observe::{Observer, RunWritten};
@@ -9,8 +9,9 @@ use crate::engine::time::{SimTime, ns_to_secs};
 use crate::export;
 use crate::model::metrics::Marker;
 use crate::model::{self, RunResult, Simulation};
-use crate::report::narrative::{Sentence, Story, measure_words, narrate};
+use crate::report::narrative::{Sentence, Story, Sustained, measure_words, narrate, sustained};
 use crate::report::queueing::Mmc;
+use crate::report::structure::{self, Diagram, Measured};
 use crate::report::timeline;
 use crate::report::verdict::Verdict;
 use crate::scenario::sweep::Health;
@@ -62,7 +63,14 @@ pub fn run_and_write_traced(
     obs.run_stopped();
     let result = result?;
     let story = narrative(sc, &result);
-    write_outputs(dir, &sc.provenance, &result, &story, Mmc::of(sc).as_ref())?;
+    let structure = structure(sc, &result);
+    write_outputs(
+        dir,
+        &sc.provenance,
+        &result,
+        (&story, &structure),
+        Mmc::of(sc).as_ref(),
+    )?;
     let written = RunWritten {
         scenario: sc.name.clone(),
         variant: sc.variant.clone(),
@@ -106,16 +114,78 @@ pub fn narrative(sc: &Scenario, result: &RunResult) -> Vec<Sentence> {
     )
 }
 
+/// The structure of a finished run of `sc`, drawn with what it measured
+/// ([`crate::report::structure`]): over the whole run.
+pub fn structure(sc: &Scenario, result: &RunResult) -> Diagram {
+    let s = &result.series;
+    structure_of(
+        sc,
+        (&s.columns, &s.rows),
+        &result.markers,
+        sc.duration,
+        true,
+    )
+}
+
 /// The narrative of a run of `sc` whose rows (with their schema) end at `to`, ns: the
 /// whole run when `finished`, else the run so far (the live page); `markers` are the
 /// triggers and interventions, of which those started by `to` are told.
 pub fn narrative_of(
     sc: &Scenario,
-    (columns, rows): (&[Column], &[Vec<f64>]),
+    rows: (&[Column], &[Vec<f64>]),
     markers: &[Marker],
     to: SimTime,
     finished: bool,
 ) -> Vec<Sentence> {
+    told(sc, rows, markers, to, finished, narrate)
+}
+
+/// What sustains the failure of a run of `sc` ([`crate::report::narrative::sustained`]),
+/// told from the same [`Story`] as its [`narrative_of`].
+pub fn sustained_of(
+    sc: &Scenario,
+    rows: (&[Column], &[Vec<f64>]),
+    markers: &[Marker],
+    to: SimTime,
+    finished: bool,
+) -> Sustained {
+    told(sc, rows, markers, to, finished, sustained)
+}
+
+/// `structure.svg`'s diagram of a run of `sc` whose rows end at `to`, ns (the whole run
+/// when `finished`, else the run so far): its rates and the loop that sustains its failure.
+pub fn structure_of(
+    sc: &Scenario,
+    (columns, rows): (&[Column], &[Vec<f64>]),
+    markers: &[Marker],
+    to: SimTime,
+    finished: bool,
+) -> Diagram {
+    let sustained = sustained_of(sc, (columns, rows), markers, to, finished);
+    let title = match &sc.variant {
+        Some(v) => format!("{} (variant {v})", sc.name),
+        None => sc.name.clone(),
+    };
+    structure::diagram(&Measured {
+        cfg: &sc.config,
+        title: &title,
+        columns,
+        rows,
+        end_s: ns_to_secs(to),
+        finished,
+        sustained: &sustained,
+    })
+}
+
+/// The [`Story`] of a run of `sc` whose rows end at `to`, given to `tell`.
+fn told<T>(
+    sc: &Scenario,
+    (columns, rows): (&[Column], &[Vec<f64>]),
+    markers: &[Marker],
+    to: SimTime,
+    finished: bool,
+    tell: impl FnOnce(&Story) -> T,
+) -> T {
     let gauge = sc.tipping.as_ref().and_then(|t| {
         Gauge::of(&t.measure, t.health, columns, 0, to)
             .ok()
@@ -146,7 +216,7 @@ pub fn narrative_of(
         end_s,
         finished,
     };
-    narrate(&story)
+    tell(&story)
 }
 
 /// The files of a run that has a zoom window; a run without one removes a previous run's.
@@ -165,6 +235,7 @@ pub fn run_files(zoom: bool) -> Vec<&'static str> {
         "events.csv",
         "timeline.png",
         "timeline.svg",
+        "structure.svg",
     ];
     if zoom {
         files.extend(ZOOM_FILES);
@@ -183,13 +254,14 @@ fn timeline_title(result: &RunResult) -> String {
 }
 
 /// Writes a run's files into `dir` (created if needed), all together or none;
-/// `run.provenance.json` last. `story` is the run's [`narrative`] (in `summary.json`);
-/// `theory` (a textbook queue) adds reference lines to the timeline.
+/// `run.provenance.json` last. `story` is the run's [`narrative`] (in `summary.json`),
+/// `drawn` its [`structure()`] (`structure.svg`); `theory` (a textbook queue) adds reference
+/// lines to the timeline.
 pub fn write_outputs(
     dir: &Path,
     produced_by: &Provenance,
     result: &RunResult,
-    story: &[Sentence],
+    (story, drawn): (&[Sentence], &Diagram),
     theory: Option<&Mmc>,
 ) -> Result<(), Error> {
     let out = Outputs::begin(dir, "run")?.replacing(&[ZOOM_FILES[0], ZOOM_FILES[1], TRACES_FILE]);
@@ -199,6 +271,7 @@ pub fn write_outputs(
     )?;
     out.write("timeseries.csv", &export::timeseries_csv(&result.series))?;
     out.write("events.csv", &export::events_csv(&result.markers))?;
+    out.write("structure.svg", &export::structure_svg(drawn))?;
     if let Some(log) = &result.traces {
         out.write(TRACES_FILE, &export::traces_json(log))?;
     }
@@ -242,7 +315,8 @@ mod tests {
                 .unwrap();
             let dir = tempfile::tempdir().unwrap();
             let result = simulate(&sc).unwrap();
-            write_outputs(dir.path(), &sc.provenance, &result, &[], None).unwrap();
+            let drawn = structure(&sc, &result);
+            write_outputs(dir.path(), &sc.provenance, &result, (&[], &drawn), None).unwrap();
             let svg = std::fs::read_to_string(dir.path().join("timeline.svg")).unwrap();
             (sc.title.clone(), svg)
         };

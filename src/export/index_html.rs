@@ -207,6 +207,8 @@ footer{border-top:1px solid #ccc;margin-top:3em;padding-top:.5em;font-size:.9em;
 details.story{margin:.4em 0 .8em}
 details.story summary{cursor:pointer;font-weight:bold}
 details.story ol{margin:.3em 0;padding-left:1.5em}
+.fig img.structure{max-width:none;min-width:0}
+figure.structure{margin:.8em 0}
 @media (max-width:600px){body{padding:.5em}h1{font-size:1.4em}h2{font-size:1.2em}
 table.glance,table.glance tbody,table.glance tr,table.glance td{display:block;width:100%}
 table.glance tr.head{display:none}
@@ -241,6 +243,26 @@ fn picture(out: &mut String, dir: &str, stem: &str, alt: &str) {
     );
 }
 
+/// A run's `structure.svg` (the system drawn with its rates and the loop that sustains
+/// its failure, [`crate::report::structure`]) under a short caption, when the run wrote
+/// one. Shown at its own size, never shrunk (its text is 14 px and more): a box of its own
+/// scrolls sideways where it is wider than the page.
+fn structure_figure(out: &mut String, run: &RunView, what: &str) {
+    if !run.files.iter().any(|f| f == "structure.svg") {
+        return;
+    }
+    let d = esc(&run.dir);
+    let _ = writeln!(
+        out,
+        "<figure class=\"structure\"><figcaption>The system as this run measured it: rates on \
+         its arrows, and in red the loop that sustains its failure (none when it stays \
+         healthy, or recovers as its trigger ends).</figcaption>\n<div class=\"fig\"><a \
+         href=\"{d}/structure.svg\"><img class=\"structure\" src=\"{d}/structure.svg\" \
+         alt=\"structure of {}\" loading=\"lazy\"></a></div></figure>",
+        esc(what)
+    );
+}
+
 /// A run's timelines (and zoomed view) and its files.
 fn run_view(out: &mut String, name: &str, run: &RunView) {
     let what = match &run.variant {
@@ -261,6 +283,7 @@ fn run_view(out: &mut String, name: &str, run: &RunView) {
             &format!("zoomed timeline of {what}"),
         );
     }
+    structure_figure(out, run, &what);
     file_links(out, &run.dir, &run.files);
 }
 

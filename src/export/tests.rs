@@ -19,6 +19,7 @@ mod hysteresis;
 mod index_html;
 mod phase_json;
 mod shard_json;
+mod structure_svg;
 mod summary_json;
 mod sweep_csv;
 mod timeseries_csv;

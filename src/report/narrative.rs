@@ -19,7 +19,7 @@
 //! [`narrate`] is a pure function of a [`Story`]; `crate::experiment::run` builds one from
 //! a run and its scenario's gauge.
 
-use super::verdict::{Tally, classify, shortest_deadline_s};
+use super::verdict::{Tally, Verdict, classify, shortest_deadline_s};
 use crate::engine::number::sig3;
 use crate::engine::time::secs_to_ns;
 use crate::model::metrics::{Marker, MarkerKind};
@@ -335,6 +335,39 @@ fn value_words(v: Option<f64>) -> String {
 /// stretch before (retries per request, cache hit ratios).
 fn why(story: &Story, before: (f64, f64), now: (f64, f64)) -> String {
     let mut parts = vec![verdict_words(story, now)];
+    for sign in signs(story, before, now) {
+        parts.push(match sign {
+            Sign::Retries { class, now, before } => format!(
+                "requests of `{}` make {} attempts each ({} before): retries add load",
+                story.cfg.classes[class].name,
+                sig3(now),
+                sig3(before)
+            ),
+            Sign::HitRatio { cache, now, before } => format!(
+                "cache `{}` hits {} of lookups ({} before): misses go to what is behind it",
+                story.cfg.caches[cache].name,
+                super::verdict::percent(now),
+                super::verdict::percent(before)
+            ),
+        });
+    }
+    parts.join("; ")
+}
+
+/// A sign of a sustaining loop that a stretch shows against the stretch before it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Sign {
+    /// Requests of a class (index into `Config::classes`: a client's, or a pool call's)
+    /// make `now` attempts each, `before` in the stretch before: retries add load.
+    Retries { class: usize, now: f64, before: f64 },
+    /// A cache's hit ratio fell from `before` to `now`: misses go to what is behind it.
+    HitRatio { cache: usize, now: f64, before: f64 },
+}
+
+/// The loop's signs of stretch `now` against stretch `before`: attempts per request up
+/// to at least 1.1 and by a fifth, a hit ratio down by at least 5 points.
+fn signs(story: &Story, before: (f64, f64), now: (f64, f64)) -> Vec<Sign> {
+    let mut out = Vec::new();
     let mean = |col: usize, (from, to): (f64, f64)| -> Option<f64> {
         let (mut s, mut w) = (0.0, 0.0);
         for (k, row) in story.rows.iter().enumerate() {
@@ -371,15 +404,14 @@ fn why(story: &Story, before: (f64, f64), now: (f64, f64)) -> String {
             && n >= 1.1
             && n >= 1.2 * b
         {
-            parts.push(format!(
-                "requests of `{}` make {} attempts each ({} before): retries add load",
-                class.name,
-                sig3(n),
-                sig3(b)
-            ));
+            out.push(Sign::Retries {
+                class: i,
+                now: n,
+                before: b,
+            });
         }
     }
-    for (i, cache) in story.cfg.caches.iter().enumerate() {
+    for i in 0..story.cfg.caches.len() {
         let Some(col) = cols
             .iter()
             .position(|c| c.owner == Owner::Cache(i) && c.measure == Measure::HitRatio)
@@ -389,26 +421,95 @@ fn why(story: &Story, before: (f64, f64), now: (f64, f64)) -> String {
         if let (Some(b), Some(n)) = (mean(col, before), mean(col, now))
             && b - n >= 0.05
         {
-            parts.push(format!(
-                "cache `{}` hits {} of lookups ({} before): misses go to what is behind it",
-                cache.name,
-                super::verdict::percent(n),
-                super::verdict::percent(b)
-            ));
+            out.push(Sign::HitRatio {
+                cache: i,
+                now: n,
+                before: b,
+            });
         }
     }
-    parts.join("; ")
+    out
+}
+
+/// What sustains a run's failure, as the run measured it: the one decision that the
+/// drawn structure ([`super::structure`]) highlights, from the same signs and verdict as
+/// the narrative's "why".
+#[derive(Debug, Clone, PartialEq)]
+pub enum Sustained {
+    /// No health rule (no `[tipping]` measure), or no rows yet: nothing to say.
+    Unknown,
+    /// Healthy throughout (short noise aside): no loop.
+    Healthy,
+    /// Unhealthy only while a trigger lasted (recovered as it ended, or still inside it):
+    /// nothing sustained the fall.
+    Transient,
+    /// A fall that outlasted its triggers (or had none): from `since_s` to `until_s` (none:
+    /// to the end, not recovered), with the verdict on it, the busiest pool (index into
+    /// `Config::pools`) and the loop's signs against the healthy stretch before.
+    Loop {
+        since_s: f64,
+        until_s: Option<f64>,
+        verdict: Verdict,
+        busiest: Option<usize>,
+        signs: Vec<Sign>,
+    },
+}
+
+/// What sustains the failure of the run a [`Story`] tells: its first stretch of
+/// unhealthy rows (joined as [`narrate`] joins them) that lasts longer than
+/// [`Story::min_stretch_s`] past the end of the triggers acting on it, the verdict on it
+/// and the signs against the stretch before.
+pub fn sustained(story: &Story) -> Sustained {
+    let runs = health_runs(story.stretches, story.min_stretch_s());
+    if runs.is_empty() {
+        return Sustained::Unknown;
+    }
+    let least = story.min_stretch_s();
+    for (k, run) in runs.iter().enumerate().filter(|(_, r)| !r.healthy) {
+        // The end of the last trigger acting on it (a trigger without an end never ends).
+        let trigger_end = story
+            .markers
+            .iter()
+            .filter(|m| m.kind == MarkerKind::Event)
+            .filter(|m| m.start_s < run.to_s && m.end_s.is_none_or(|e| e > run.from_s - least))
+            .map(|m| m.end_s.unwrap_or(f64::INFINITY))
+            .fold(None::<f64>, |a, e| Some(a.map_or(e, |a| a.max(e))));
+        if trigger_end.is_some_and(|e| run.to_s - e <= least) {
+            continue;
+        }
+        let now = (run.from_s, run.to_s);
+        let tally = tally(story, now);
+        return Sustained::Loop {
+            since_s: if k > 0 { fell_at(story, run) } else { 0.0 },
+            until_s: (k + 1 < runs.len()).then_some(run.to_s),
+            verdict: classify(&tally, false),
+            busiest: tally.busiest,
+            signs: match k {
+                0 => vec![],
+                k => signs(story, (runs[k - 1].from_s, runs[k - 1].to_s), now),
+            },
+        };
+    }
+    if runs.iter().all(|r| r.healthy) {
+        Sustained::Healthy
+    } else {
+        Sustained::Transient
+    }
+}
+
+/// The tally of a stretch ([`super::verdict`]).
+fn tally(story: &Story, (from, to): (f64, f64)) -> Tally {
+    let end = secs_to_ns(story.end_s);
+    let window = (secs_to_ns(from), secs_to_ns(to).min(end), end);
+    Tally {
+        deadline_s: shortest_deadline_s(story.cfg),
+        ..Tally::of_rows(story.columns, story.rows, window, story.class)
+    }
 }
 
 /// The verdict on a stretch, in words ([`super::verdict`]).
-fn verdict_words(story: &Story, (from, to): (f64, f64)) -> String {
-    let end = secs_to_ns(story.end_s);
-    let window = (secs_to_ns(from), secs_to_ns(to).min(end), end);
-    let tally = Tally {
-        deadline_s: shortest_deadline_s(story.cfg),
-        ..Tally::of_rows(story.columns, story.rows, window, story.class)
-    };
-    classify(&tally, false).to_string()
+fn verdict_words(story: &Story, span: (f64, f64)) -> String {
+    classify(&tally(story, span), false).to_string()
 }
 
 /// When each pool's queue first passes half of its waiting places (pools with a
@@ -546,6 +647,67 @@ mod tests {
         assert_eq!(mean_value(&s, 0.0, 20.0), Some(0.5));
         assert_eq!(mean_value(&s, 5.0, 20.0), Some(5.0 / 15.0));
         assert_eq!(mean_value(&s, 20.0, 30.0), None);
+    }
+
+    /// What sustains a fall (issue 24, item 5): a fall that outlasts its trigger is a
+    /// loop; one that ends with its trigger, or no fall at all, is not.
+    #[test]
+    fn a_fall_that_outlasts_its_trigger_is_sustained() {
+        let sc = crate::scenario::Loader::resolve(std::path::Path::new("retry-storm"))
+            .unwrap()
+            .load(None, &[])
+            .unwrap();
+        let columns = crate::scenario::columns::columns(&sc.config);
+        let trigger = |from: f64, to: f64| Marker {
+            kind: MarkerKind::Event,
+            name: "t".into(),
+            label: "t".into(),
+            start_s: from,
+            end_s: Some(to),
+        };
+        let told = |health: &str, markers: &[Marker]| {
+            let st = stretches(health);
+            // Rows of 10 s without values: the stretches carry the health.
+            let rows: Vec<Vec<f64>> = (0..health.len())
+                .map(|k| {
+                    let mut row = vec![f64::NAN; columns.len()];
+                    row[0] = 10.0 * k as f64;
+                    row
+                })
+                .collect();
+            sustained(&Story {
+                cfg: &sc.config,
+                columns: &columns,
+                rows: &rows,
+                markers,
+                stretches: &st,
+                measure: String::new(),
+                health: Health::Above(0.5),
+                class: None,
+                end_s: 10.0 * health.len() as f64,
+                finished: true,
+            })
+        };
+        // The trigger from 30 s to 60 s.
+        let during = [trigger(30.0, 60.0)];
+        assert_eq!(told("hhhhhhhhhh", &during), Sustained::Healthy);
+        assert_eq!(told("hhhuuuhhhh", &during), Sustained::Transient);
+        assert_eq!(told("", &during), Sustained::Unknown);
+        let Sustained::Loop {
+            since_s, until_s, ..
+        } = told("hhhuuuuuuu", &during)
+        else {
+            panic!("a fall to the end is sustained");
+        };
+        assert_eq!((since_s, until_s), (30.0, None));
+        // Two rows' worth (20 s) past the trigger's end is noise; three are not.
+        assert_eq!(told("hhhuuuuuhh", &during), Sustained::Transient);
+        let Sustained::Loop { until_s, .. } = told("hhhuuuuuuhh", &during) else {
+            panic!("a fall 30 s past its trigger is sustained");
+        };
+        assert_eq!(until_s, Some(90.0));
+        // Without a trigger, a fall is its own.
+        assert!(matches!(told("hhhuuuhhhh", &[]), Sustained::Loop { .. }));
     }
 
     #[test]

@@ -176,6 +176,8 @@ pub struct Tally {
     /// The shortest deadline (attempt or query timeout) of any caller, seconds; none
     /// without one.
     pub deadline_s: Option<f64>,
+    /// The busiest pool, by index into `Config::pools` (none without pools or rows).
+    pub busiest: Option<usize>,
 }
 
 /// The verdict on a stretch that is `healthy` or not by the scenario's rule, with the
@@ -315,14 +317,16 @@ impl Tally {
             return t;
         }
         let busy = |p: &[f64; 5]| p[0].max(p[4]);
-        let busiest = pools
-            .iter()
-            .fold(None::<&[f64; 5]>, |a, p| match a {
-                Some(a) if busy(a) >= busy(p) => Some(a),
-                _ => Some(p),
-            })
-            .copied()
-            .unwrap_or_default();
+        let busiest =
+            pools
+                .iter()
+                .enumerate()
+                .fold(None::<(usize, &[f64; 5])>, |a, (i, p)| match a {
+                    Some(a) if busy(a.1) >= busy(p) => Some(a),
+                    _ => Some((i, p)),
+                });
+        t.busiest = busiest.map(|(i, _)| i);
+        let busiest = busiest.map(|(_, p)| *p).unwrap_or_default();
         for x in [
             &mut t.offered,
             &mut t.goodput,
@@ -541,6 +545,7 @@ mod tests {
         assert!(near(t.goodput, 50.0) && near(t.failed, 10.0), "{t:?}");
         // Pool q: utilisation (0.5 x 20 + 0.6 x 10) / 30, above p's 0.3.
         assert!(near(t.utilization, 16.0 / 30.0), "{t:?}");
+        assert_eq!(t.busiest, Some(1), "{t:?}");
         assert!(
             near(t.queue_len, 40.0 / 30.0) && near(t.queries, 10.0),
             "{t:?}"

@@ -22,7 +22,7 @@
 use super::text::{Design, Variant, duration_text, session_text};
 use crate::engine::time::{SimTime, ns_to_secs};
 use crate::experiment::measure::Gauge;
-use crate::experiment::run::narrative_of;
+use crate::experiment::run::{narrative_of, structure_of};
 use crate::model::metrics::Marker;
 use crate::model::{SimError, Simulation};
 use crate::report::narrative::Sentence;
@@ -111,6 +111,10 @@ pub struct Live {
     pub verdict_text: Option<String>,
     /// The run so far told in words ([`crate::report::narrative`]), as in `summary.json`.
     pub narrative: Vec<Sentence>,
+    /// The system drawn with the rows so far (`structure.svg`'s text,
+    /// [`crate::report::structure`]): its rates, and the loop that sustains its failure once
+    /// the run has measured one.
+    pub structure: String,
     /// The actions so far, in order.
     pub log: Vec<Action>,
     /// The value in force now of each knob (its path → value): the file's (as the session
@@ -213,6 +217,7 @@ impl Live {
             share: None,
             verdict_text: None,
             narrative: vec![],
+            structure: String::new(),
             log: vec![],
             knobs: Default::default(),
             error: None,
@@ -591,6 +596,13 @@ impl Driver {
                 now,
                 finished,
             );
+            live.structure = crate::report::structure::svg(&structure_of(
+                &self.current,
+                (&self.columns, rows),
+                &self.markers,
+                now,
+                finished,
+            ));
         }
         live.rows.extend_from_slice(&rows[have..]);
         live.run = self.run;

@@ -54,7 +54,12 @@ fn same_seed_and_overrides_give_identical_bytes() {
         );
         assert_ne!(read(&a, f), read(&c, f), "{f} does not depend on the seed");
     }
-    for f in ["timeline.png", "timeline.svg"] {
+    assert_eq!(
+        read(&a, "structure.svg"),
+        read(&b, "structure.svg"),
+        "structure.svg differs between identical runs"
+    );
+    for f in ["timeline.png", "timeline.svg", "structure.svg"] {
         assert!(!read(&a, f).is_empty());
     }
     // No temporary files are left behind.

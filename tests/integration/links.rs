@@ -143,6 +143,7 @@ fn a_sweep_and_a_run_replace_links_at_their_final_names() {
         "timeseries.csv",
         "timeline.png",
         "timeline.svg",
+        "structure.svg",
         "events.csv",
         "run.provenance.json",
     ];

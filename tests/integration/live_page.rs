@@ -240,6 +240,13 @@ fn live_page_in_a_real_browser() {
         ),
         ("a minute of rows", "window.brink.rows.length >= 12"),
         ("the healthy verdict", "window.brink.state.healthy === true"),
+        // The system drawn (issue 24 item 5), with the rates so far and no loop yet.
+        (
+            "the system drawn, healthy",
+            "(() => { const s = document.querySelector('#structure svg'); \
+              return !!s && s.textContent.includes('requests/s') \
+              && s.textContent.includes('No loop highlighted'); })()",
+        ),
     ]);
     // The quick tipping sweep (seconds) before the trigger: at 600x the rest of the run
     // lasts about a second and a half, which a busy machine can spend on the sweep.
@@ -281,6 +288,14 @@ fn live_page_in_a_real_browser() {
         "(() => { const t = document.getElementById('narrative').textContent; \
           return t.includes('Slowdown x4 (trigger) begins') && t.includes('falls below healthy') \
           && t.includes('timed out'); })()",
+    );
+    // The system drawn once the run has measured the loop: retries back to the client,
+    // in the highlight's colour.
+    b.wait(
+        "the retry loop drawn",
+        "(() => { const s = document.querySelector('#structure svg'); \
+          return !!s && s.textContent.includes('timeouts come back as retries') \
+          && !!s.querySelector('path[stroke=\"#c0392b\"]'); })()",
     );
     let good = b.eval(
         "(() => { const i = window.brink.info.columns.indexOf('request.goodput_per_s'); \

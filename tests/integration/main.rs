@@ -47,6 +47,7 @@ mod serve_guard;
 mod service_graphs;
 mod slack;
 mod slo;
+mod structure;
 mod sweep_bad_input;
 mod sweep_determinism;
 mod telemetry;

@@ -168,6 +168,7 @@ fn a_run_with_overrides_writes_into_its_own_folder() {
             "timeseries.csv",
             "timeline.png",
             "timeline.svg",
+            "structure.svg",
         ] {
             assert!(d.join(f).is_file(), "{}", d.join(f).display());
         }

@@ -124,6 +124,9 @@ fn every_picture_and_link_of_the_report_resolves() {
         // The loop of the swept parameter (issue 24 item 8); `plain` has no [tipping].
         "small/hysteresis.png",
         "plain/timeline.png",
+        "small/structure.svg",
+        "small/variants/more-workers/structure.svg",
+        "plain/structure.svg",
     ] {
         assert!(images.contains(&f), "no picture {f}");
     }
@@ -399,6 +402,9 @@ fn the_page_reads_on_a_phone() {
         let rule: String = rule.split_whitespace().collect();
         assert!(squeezed.contains(&rule), "{rule} in {phone}");
     }
+    // The system drawn (issue 24 item 5) is never shrunk: its 14 px text stays 14 px.
+    assert!(style.contains(".fig img.structure{max-width:none;min-width:0}"));
+    assert!(page.contains("<img class=\"structure\" src=\"small/structure.svg\""));
     // Every picture in its box: it scrolls there on a phone, never the page.
     let imgs = page.matches("<img ").count();
     assert!(imgs >= 4);

@@ -303,6 +303,15 @@ fn a_saved_session_replays_to_the_same_rows() {
         !told.iter().any(|t| t.contains("end of the run")),
         "{told:?}"
     );
+    // The system drawn from the rows so far (issue 24 item 5): the retry loop highlighted,
+    // told "to now", the rates over the run so far's stretch.
+    let drawn = st["structure"].as_str().unwrap();
+    assert!(
+        drawn.starts_with("<svg ") && drawn.contains("viewBox"),
+        "{drawn}"
+    );
+    assert!(drawn.contains("timeouts come back as retries"), "{drawn}");
+    assert!(drawn.contains(" to now ("), "{drawn}");
     let now = st["now_s"].as_f64().unwrap();
     assert!(
         st["narrative"]

@@ -350,6 +350,7 @@ function showState(s) {
       told.appendChild(li);
     }
   }
+  drawStructure(s);
   const log = $("log");
   if (log.children.length !== s.log.length || redesigned) {
     log.innerHTML = "";
@@ -468,3 +469,13 @@ async function main() {
   pollTipping();
 }
 main();
+
+// The system drawn (issue 24 item 5): the server draws it from the rows so far
+// (`structure`, SVG text of its own making); the page swaps it in when it changes.
+let shownStructure = null;
+function drawStructure(s) {
+  const box = $("structure");
+  if (!box || typeof s.structure !== "string" || shownStructure === s.structure) return;
+  shownStructure = s.structure;
+  box.innerHTML = s.structure;
+}
