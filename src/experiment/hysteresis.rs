@@ -60,13 +60,21 @@ impl Ramp {
 
     /// The ramp of the scenario as written, if its `[tipping]` parameter is one an
     /// intervention can change (`brink all` draws the loop of every such scenario); `None`
-    /// without a `[tipping]` section or for a parameter that cannot be ramped (a burst's
-    /// size, an event's `for`). Any other problem is an error, as for `prepare`.
+    /// without a `[tipping]` section, for a parameter that cannot be ramped (a burst's
+    /// size, an event's `for`), or for a scenario without `[hysteresis]` whose defaults
+    /// make no ramp (a `tipping.settle` of zero leaves no default dwell): the loop was not
+    /// asked for, and the file's own sweep is not at fault. A `[hysteresis]` section the
+    /// file does have is checked as `prepare` checks it.
     pub fn if_rampable(loader: Loader) -> Result<Option<Self>, Error> {
-        if loader.load(None, &[])?.tipping.is_none() {
+        let base = loader.load(None, &[])?;
+        if base.tipping.is_none() {
             return Ok(None);
         }
-        Ok(Self::build(loader, None, vec![])?.ok())
+        match Self::build(loader, None, vec![]) {
+            Ok(ramp) => Ok(ramp.ok()),
+            Err(_) if base.hysteresis.is_none() => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     /// [`prepare`](Self::prepare)'s work: the ramp, or (inside) why its parameter cannot be

@@ -908,6 +908,21 @@ fn ends(boxes: &[Rect], e: &Edge) -> ((f64, f64), (f64, f64)) {
     ((a.x + a.w, a.y + a.h / 2.0), (b.x, b.y + b.h / 2.0))
 }
 
+/// A caption line with its `backquoted` names (as the narrative writes them) in italics,
+/// the backquotes dropped; a line whose backquotes do not pair is escaped as it is.
+fn names_in_italics(line: &str) -> String {
+    if line.matches('`').count() % 2 == 1 {
+        return esc(line);
+    }
+    line.split('`')
+        .enumerate()
+        .map(|(k, part)| match k % 2 {
+            1 => format!("<tspan font-style=\"italic\">{}</tspan>", esc(part)),
+            _ => esc(part),
+        })
+        .collect()
+}
+
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -1081,7 +1096,7 @@ pub fn svg(d: &Diagram) -> String {
             "<text x=\"{MARGIN}\" y=\"{:.1}\" fill=\"{}\">{}</text>",
             l.caption_y + i as f64 * line,
             if hot { HOT } else { INK },
-            esc(t)
+            names_in_italics(t)
         );
     }
     s.push_str("</svg>\n");

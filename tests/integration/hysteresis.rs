@@ -278,3 +278,66 @@ fn no_tipping_section_is_refused() {
     assert!(err.contains("no [tipping] section"), "{err}");
     assert!(!out.exists());
 }
+
+/// `brink all` draws the loop of each scenario whose `[tipping]` parameter an intervention
+/// can change (issue 24 item 8), and leaves out, without failing, one that did not ask for
+/// a loop and whose defaults make none: `tipping.settle = "0s"` leaves no default dwell
+/// (bundled lb-sinkhole's sweep; `brink all` failed on it before this test).
+#[test]
+fn brink_all_draws_the_loops_it_can_and_leaves_out_the_rest() {
+    let base = r#"title = "T"
+duration = "40s"
+[class.request]
+rate = 5
+timeout = "1s"
+steps = [{ query = "server" }]
+[pool.server]
+workers = 2
+service = { law = "exp", mean = "100ms" }
+[event.slowdown]
+kind = "slowdown"
+pool = "server"
+at = "10s"
+for = "5s"
+factor = 3
+[tipping]
+vary = "class.request.rate"
+from = 1
+to = 20
+points = 3
+trigger = ["slowdown"]
+measure = "goodput_ratio.request"
+healthy_above = 0.9
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("scenarios");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::write(
+        folder.join("drawn.toml"),
+        format!("{base}settle = \"10s\"\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        folder.join("no-dwell.toml"),
+        format!("{base}settle = \"0s\"\n"),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = brink(["all", "--dir"])
+        .arg(&folder)
+        .arg("--out")
+        .arg(&out)
+        .run();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.join("drawn/hysteresis.png").is_file());
+    let j = json(&out.join("drawn"));
+    assert_eq!(j["steps"], 24, "the defaults: {j}");
+    assert!(!out.join("no-dwell/hysteresis.json").exists());
+    assert!(out.join("no-dwell/tipping.json").is_file());
+    // The console tells the loop it drew.
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        said.contains("offered load") || said.contains("class.request.rate"),
+        "{said}"
+    );
+}

@@ -279,7 +279,18 @@ fn live_page_in_a_real_browser() {
         "the badge says why it is stuck",
         "(() => { const v = document.getElementById('verdict'); \
           return v.className === 'verdict stuck' && v.textContent.startsWith('stuck: ') \
-          && v.textContent.includes('timed out'); })()",
+          && v.textContent.includes('timed out') \
+          && v.textContent.includes('goodput ratio of request'); })()",
+    );
+    // Words, not keys (issue 24 item 1): the badge's measure, the legend's lines.
+    assert_eq!(
+        b.eval(
+            "document.getElementById('verdict').textContent.includes('_') || \
+             [...document.querySelectorAll('#chart-requests .u-legend .u-label')] \
+               .some(l => l.textContent.includes('_') || l.textContent.includes('.'))"
+        ),
+        Value::Bool(false),
+        "a raw key on the badge or in the legend"
     );
     // The run told as it happens (issue 24 item 4): the page lists the slowdown and the
     // fall below healthy with its verdict, as the state's narrative says.
@@ -288,6 +299,15 @@ fn live_page_in_a_real_browser() {
         "(() => { const t = document.getElementById('narrative').textContent; \
           return t.includes('Slowdown x4 (trigger) begins') && t.includes('falls below healthy') \
           && t.includes('timed out'); })()",
+    );
+    // Names the narrative quotes show as code, never with their backquotes.
+    assert_eq!(
+        b.eval(
+            "[document.querySelector('#narrative code')?.textContent, \
+              document.getElementById('narrative').textContent.includes('`')]"
+        ),
+        json!(["request", false]),
+        "the narrative's names as code"
     );
     // The system drawn once the run has measured the loop: retries back to the client,
     // in the highlight's colour.

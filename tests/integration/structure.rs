@@ -117,7 +117,7 @@ fn drawn(name: &str) -> String {
 fn slack_highlights_the_cache_miss_loop() {
     let svg = drawn("slack-2022-02-22");
     assert!(
-        svg.contains("misses load `vitess`, whose timeouts refill nothing: `memcached` hits"),
+        svg.contains("misses load <tspan font-style=\"italic\">vitess</tspan>, whose timeouts refill nothing: <tspan font-style=\"italic\">memcached</tspan> hits"),
         "{svg}"
     );
     assert!(svg.contains("timeouts come back as retries"), "{svg}");
@@ -130,9 +130,14 @@ fn slack_highlights_the_cache_miss_loop() {
 fn wasted_work_and_a_pools_own_slowdown_are_loops_too() {
     let svg = drawn("timeout-cascade");
     assert!(
-        svg.contains("`db` serves work nobody waits for any more"),
+        svg.contains(
+            "<tspan font-style=\"italic\">db</tspan> serves work nobody waits for any more"
+        ),
         "{svg}"
     );
     let svg = drawn("gc-death-spiral");
-    assert!(svg.contains("`app` slows with its own load"), "{svg}");
+    assert!(
+        svg.contains("<tspan font-style=\"italic\">app</tspan> slows with its own load"),
+        "{svg}"
+    );
 }

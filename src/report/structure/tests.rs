@@ -279,3 +279,14 @@ fn retries_loop_back_from_the_pool_to_the_client() {
         d.note
     );
 }
+
+/// Names the narrative quotes read in italics in a caption, never with their backquotes;
+/// an unpaired backquote is left as written.
+#[test]
+fn caption_names_are_italic_not_backquoted() {
+    assert_eq!(
+        names_in_italics("`db` serves work nobody waits for: a < b"),
+        "<tspan font-style=\"italic\">db</tspan> serves work nobody waits for: a &lt; b"
+    );
+    assert_eq!(names_in_italics("one ` mark"), "one ` mark");
+}

@@ -61,6 +61,40 @@ B.dur = dur;
 
 // The Okabe-Ito colours of the report's timelines, and their dash patterns by quantity
 // (goodput solid, offered long dashes, attempts short, failed dotted, rejected wide).
+// A measure's key in words, as the report's pictures say it: `goodput_ratio.request` is
+// "goodput ratio of request", `slo.api` "SLO windows met of api".
+function measureWords(key) {
+  const i = key.indexOf(".");
+  if (i < 0) return key.replace(/_/g, " ");
+  const [m, of] = [key.slice(0, i), key.slice(i + 1)];
+  return `${m === "slo" ? "SLO windows met" : m.replace(/_/g, " ")} of ${of}`;
+}
+
+// A time-series column in words for a legend: `request.offered` is "request offered",
+// `server.queue_len` "server queued".
+const COLUMN_WORDS = { queue_len: "queued", utilization: "utilisation", hit_ratio: "hit ratio", users_waiting: "users waiting" };
+function columnWords(name) {
+  const i = name.lastIndexOf(".");
+  if (i < 0) return name.replace(/_/g, " ");
+  const q = name.slice(i + 1);
+  return `${name.slice(0, i)} ${COLUMN_WORDS[q] || q.replace(/_/g, " ")}`;
+}
+
+// Text with `backquoted` names shown as code, built from nodes (never as HTML); a last
+// backquote without its pair stays as written.
+function withCode(el, text) {
+  const parts = text.split("`");
+  parts.forEach((p, k) => {
+    if (k % 2 === 1 && k < parts.length - 1) {
+      const c = document.createElement("code");
+      c.textContent = p;
+      el.appendChild(c);
+    } else {
+      el.appendChild(document.createTextNode((k % 2 === 1 ? "`" : "") + p));
+    }
+  });
+}
+
 const QUANTITIES = ["goodput", "offered", "attempts", "failed", "rejected"];
 const QUANTITY_DASH = [[], [12, 6], [5, 4], [2, 4], [20, 4]];
 // Tick steps of the time axis, in seconds: whole minutes and hours read as clock times.
@@ -69,7 +103,7 @@ const TIME_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 720
 function chart(el, title, cols) {
   const series = [{ label: "time" }];
   cols.forEach((c, i) => series.push({
-    label: c.label, stroke: c.color || COLORS[i % COLORS.length], dash: c.dash || DASHES[Math.floor(i / 2) % DASHES.length],
+    label: columnWords(c.label), stroke: c.color || COLORS[i % COLORS.length], dash: c.dash || DASHES[Math.floor(i / 2) % DASHES.length],
     width: 1.6, points: { show: false },
   }));
   const opts = {
@@ -334,19 +368,23 @@ function showState(s) {
   else {
     // The verdict names its cause ("degraded: shedding 43% at the rate limit"); the
     // measure it was judged by follows.
-    const m = s.measure === null ? "" : ` (${h.measure} ${num(s.measure)})`;
+    const m = s.measure === null ? "" : ` (${measureWords(h.measure)} ${num(s.measure)})`;
     v.textContent = s.verdict_text + m;
     v.className = "verdict " + s.verdict;
   }
   // The run so far in words: redrawn when a sentence is added or changes.
-  const story = (s.narrative || []).map((x) => `${x.at}: ${x.text}`);
+  const sentences = s.narrative || [];
+  const story = sentences.map((x) => `${x.at}: ${x.text}`);
   const told = $("narrative");
   if (told.dataset.story !== story.join("\n")) {
     told.dataset.story = story.join("\n");
     told.innerHTML = "";
-    for (const line of story) {
+    for (const x of sentences) {
       const li = document.createElement("li");
-      li.textContent = line;
+      const at = document.createElement("b");
+      at.textContent = x.at;
+      li.append(at, ": ");
+      withCode(li, x.text);
       told.appendChild(li);
     }
   }
