@@ -19,6 +19,7 @@ pub mod api;
 pub mod controls;
 pub mod guard;
 pub mod http;
+pub mod listing;
 pub mod page;
 pub mod session;
 pub mod text;
