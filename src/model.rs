@@ -16,7 +16,8 @@
 //! 5. [`service`] is what a [`pool`] does with a part (a job): queue, discipline, service,
 //!    expiry, crash; the answer goes back to the query, then the lifecycle. A pool may
 //!    shed load ([`shedding`]) or add and remove servers on a signal ([`autoscale`]); a
-//!    query may send a second copy ([`hedging`]).
+//!    query may send a second copy ([`hedging`]); a job may carry its own lease, which
+//!    the server re-queues or drops when it expires ([`lease`]).
 //! 6. A pool with calls ([`calls`]) keeps the job's worker after its service and makes its
 //!    calls, each a request of the call's own class through the same lifecycle, then
 //!    answers.
@@ -46,6 +47,7 @@ pub mod hedging;
 pub mod histogram;
 pub mod interventions;
 pub mod laws;
+pub mod lease;
 pub mod lifecycle;
 pub mod live;
 pub mod metrics;

@@ -32,6 +32,10 @@ pub enum Event {
     Hedge { req: u32, token: u32 },
     /// A job's failed call has finished its fallback: the call counts as returned.
     FallbackOver { job: u32, token: u32 },
+    /// A leased job that ended failed goes back to its queue (`lease.requeue_failed`).
+    Requeue { job: u32 },
+    /// A leased job dropped at dequeue, its lease already past: its caller hears.
+    LeaseLapsed { job: u32 },
     /// The end of a time-series window.
     WindowEnd,
     /// A trigger's pending occurrence starts (timetable).

@@ -156,6 +156,10 @@ pub struct PoolSummary {
     /// only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mean_unhealthy: Option<f64>,
+    /// Jobs whose lease expired: wasted service, or dropped at dequeue (pools with a
+    /// `lease` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lease_expired: Option<u64>,
 }
 
 /// `summary.json`: byte-identical for the same scenario, seed and overrides.

@@ -118,6 +118,8 @@ pub struct PoolStats {
     pub unhealthy_area: u128,
     /// Servers ejected by outlier ejection (each time one is taken out).
     pub ejections: u64,
+    /// Jobs whose lease expired (pools with a `lease`: `model::lease`).
+    pub lease_expired: u64,
 }
 
 /// A pool's live state.

@@ -149,6 +149,9 @@ impl Simulation<'_> {
                     }
                     Measure::Ejected => pool.mean_held_out(false, &pool.window_mark, span),
                     Measure::Unhealthy => pool.mean_held_out(true, &pool.window_mark, span),
+                    Measure::LeaseExpiredPerS => {
+                        rate(pool.stats.lease_expired, pool.window_mark.lease_expired)
+                    }
                     _ => f64::NAN,
                 }
             }
@@ -312,6 +315,7 @@ impl Simulation<'_> {
                     mean_unhealthy: pcfg
                         .health_check
                         .map(|_| pool.mean_held_out(true, &Default::default(), self.end)),
+                    lease_expired: pcfg.lease.map(|_| s.lease_expired),
                 },
             );
         }

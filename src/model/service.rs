@@ -1,12 +1,14 @@
 //! Pool service: a job reaches its server (or fails at once), waits in its queue by the
 //! pool's discipline, is served by a worker, and reports back to its query. Expired work is
-//! dropped from the queue when the pool cancels it; a crash fails the queued work.
+//! dropped from the queue when the pool cancels it; a crash fails the queued work. A job
+//! with its own lease may go back to the queue instead of ending ([`super::lease`]).
 //!
 //! The pool's state (servers, workers, queues, statistics) is in [`super::pool`]; this file
 //! is what happens to a job.
 
 use super::calls::Calls;
 use super::event::Event;
+use super::lease::LeaseEnd;
 use super::pool::Job;
 use super::query::PartDone;
 use super::simulation::Simulation;
@@ -159,11 +161,23 @@ impl Simulation<'_> {
             ok &= pool.rng.random::<f64>() >= pcfg.error_rate;
         }
         let ejects = pcfg.outlier.is_some();
+        let leased = pcfg.lease.is_some() && !server.down;
         if self.trace.is_some() {
             self.trace_job_end(j, &job, ok);
         }
         if ejects {
             self.answered(p, job.server, ok);
+        }
+        let mut failed = Failure::Error;
+        if leased {
+            match self.lease_end(p, j, ok) {
+                LeaseEnd::Kept => {}
+                LeaseEnd::Requeued => {
+                    self.serve_next(p, job.server);
+                    return None;
+                }
+                LeaseEnd::Expired => (ok, failed) = (false, Failure::Timeout),
+            }
         }
         self.jobs.remove(j);
         self.serve_next(p, job.server);
@@ -175,7 +189,7 @@ impl Simulation<'_> {
         }
         current.then_some(PartDone {
             req: job.req,
-            failure: (!ok).then_some(Failure::Error),
+            failure: (!ok).then_some(failed),
             keys: job.keys,
         })
     }
@@ -207,7 +221,8 @@ impl Simulation<'_> {
     fn serve_waiting<const CODEL: bool>(&mut self, p: usize, server: u32) {
         let pc = &self.cfg.pools[p];
         let (base, cancel_expired, shed) = (pc.discipline, pc.cancel_expired, pc.shed);
-        let drops = cancel_expired || pc.drops_propagated;
+        let lapses = pc.lease.is_some();
+        let drops = cancel_expired || pc.drops_propagated || lapses;
         let mut discipline = base;
         loop {
             let pool = &mut self.pools[p];
@@ -235,6 +250,9 @@ impl Simulation<'_> {
                 {
                     pool.stats.expired += 1;
                     self.jobs.remove(nj);
+                    continue;
+                }
+                if lapses && self.drop_lapsed(p, nj) {
                     continue;
                 }
             }

@@ -444,6 +444,8 @@ impl<'a> Simulation<'a> {
             Event::FillShared { req, token } => self.resume(req, token, Next::StepDone),
             Event::FillLost { req, token } => self.resume(req, token, Next::Step),
             Event::FallbackOver { job, token } => self.fallback_over(job, token),
+            Event::Requeue { job } => self.requeue_failed(job),
+            Event::LeaseLapsed { job } => self.fail_leased(job, Failure::Timeout),
             Event::WindowEnd => self.window_end(),
             Event::TriggerStart { trigger } => self.timetable_start(trigger as usize),
             Event::TriggerEnd { trigger } => self.timetable_end(trigger as usize),

@@ -540,6 +540,7 @@ pub fn choices(path: &str) -> Option<&'static [&'static str]> {
         "backoff" => Some(variants_of::<Backoff>()),
         "jitter" => Some(variants_of::<Jitter>()),
         "discipline" => Some(variants_of::<Discipline>()),
+        "on_expiry" => Some(variants_of::<OnExpiry>()),
         "balance" => Some(&Balance::NAMES),
         "fanout" => Some(variants_of::<Fanout>()),
         "read" => Some(variants_of::<ReadPref>()),

@@ -8,8 +8,8 @@ pub mod sweep;
 
 use super::provenance::Provenance;
 pub use super::raw::{
-    Backoff, Balance, Completion, Discipline, Failure, Fanout, Jitter, Law, MissPolicy, ReadPref,
-    ScaleIn, ScaleSignal, SlowdownWith, TtlRefresh,
+    Backoff, Balance, Completion, Discipline, Failure, Fanout, Jitter, Law, MissPolicy, OnExpiry,
+    ReadPref, ScaleIn, ScaleSignal, SlowdownWith, TtlRefresh,
 };
 use crate::engine::time::SimTime;
 pub use collapse::{Collapse, CollapseLevel};
@@ -405,6 +405,20 @@ pub struct PoolCfg {
     pub outlier: Option<OutlierCfg>,
     /// The balancer probes its servers, if set ([`HealthCheckCfg`]).
     pub health_check: Option<HealthCheckCfg>,
+    /// Each job has its own lease, if set ([`LeaseCfg`]).
+    pub lease: Option<LeaseCfg>,
+}
+
+/// Work with its own lease (`[pool.NAME.lease]`, `crate::model::lease`): a job's lease
+/// runs `timeout_ns` from when it entered its server's queue or re-entered it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeaseCfg {
+    pub timeout_ns: SimTime,
+    /// What happens to a job whose lease has passed when its service ends.
+    pub on_expiry: OnExpiry,
+    /// A job that ends failed on a live server goes back to the queue this long after
+    /// (none: it fails).
+    pub requeue_failed_ns: Option<SimTime>,
 }
 
 /// Health checks (`health_check`): every `every_ns` each server is probed; a healthy one

@@ -12,6 +12,7 @@ mod check;
 mod class;
 mod collapse;
 mod hysteresis;
+mod lease;
 mod pool;
 pub use pool::MAX_KEYS;
 mod service;

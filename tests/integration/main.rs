@@ -22,6 +22,7 @@ mod hysteresis;
 mod install;
 mod layers;
 mod lb_sinkhole;
+mod lease;
 mod links;
 mod live_page;
 mod load_shedding;

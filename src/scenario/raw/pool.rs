@@ -215,6 +215,33 @@ pub struct RawPool {
     pub outlier_ejection: Option<RawOutlierEjection>,
     /// The balancer probes each server and leaves out those failing the probes.
     pub health_check: Option<RawHealthCheck>,
+    /// Work with its own lease, re-queued or dropped by the server when it expires.
+    pub lease: Option<RawLease>,
+}
+
+/// `[pool.NAME.lease]` as written: each job's lease runs `timeout` from when it entered
+/// the queue (or re-entered it); a job whose lease has passed when its service ends is
+/// wasted and goes back to the queue (`requeue`) or fails (`drop`). `requeue_failed`: a
+/// job that ended failed goes back to the queue after this delay instead of failing.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLease {
+    pub timeout: Dur,
+    #[serde(default)]
+    pub on_expiry: OnExpiry,
+    pub requeue_failed: Option<Dur>,
+}
+
+/// What a server does with a job whose lease has expired (`crate::model::lease`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum OnExpiry {
+    /// Back to the queue with a fresh lease; its caller still waits.
+    #[default]
+    Requeue,
+    /// The job fails (`timeout`); one already expired when a worker would take it fails
+    /// without service.
+    Drop,
 }
 
 /// `health_check = { every = "5s", unhealthy_after = 3, healthy_after = 2 }` as written:

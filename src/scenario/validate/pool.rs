@@ -227,6 +227,10 @@ pub fn pool(path: &str, name: &str, p: &RawPool) -> V<PoolCfg> {
             Some(h) => Some(health_check(&format!("{path}.health_check"), h)?),
             None => None,
         },
+        lease: match &p.lease {
+            Some(l) => Some(super::lease::lease(path, l, p.autoscale.is_some())?),
+            None => None,
+        },
     };
     if let Some(o) = &p.outlier_ejection {
         let servers = cfg.shards * (1 + cfg.replicas);

@@ -83,6 +83,9 @@ pub fn same_structure(a: &Config, b: &Config) -> Result<(), String> {
                 x.name
             ));
         }
+        if x.lease.is_some() != y.lease.is_some() {
+            return Err(format!("pool `{}` gains or loses its lease", x.name));
+        }
         if x.health_check.is_some() != y.health_check.is_some() {
             return Err(format!(
                 "pool `{}` gains or loses its health checks",
