@@ -19,7 +19,7 @@
 //! - otherwise [`Verdict::Stuck`], with the failed share and its cause: the queue full of
 //!   expired work (the busiest pool's queue holds work longer than the shortest deadline
 //!   of its callers, by Little's law: mean wait = queue length / arrival rate; or work
-//!   dropped because its caller had gone), timed out (saturated, the queue shorter than
+//!   dropped because its caller had gone, or served past its own lease), timed out (saturated, the queue shorter than
 //!   that), failed (errors: the pools had room), or slow (nothing failed; the measure is a
 //!   latency or the like).
 
@@ -167,7 +167,7 @@ pub struct Tally {
     /// Of those, refused at a full queue (0 where the rows do not say).
     pub queue_full: f64,
     /// Of those, dropped from the queue because their caller had gone (0 where the rows do
-    /// not say).
+    /// not say), or served past their own lease (`lease_expired_per_s`).
     pub expired: f64,
     /// The busiest pool's mean utilisation (of its primaries, when that is higher).
     pub utilization: f64,
@@ -278,8 +278,9 @@ impl Tally {
         class: Option<&str>,
     ) -> Tally {
         let mut t = Tally::default();
-        // Per pool: (utilisation, queue, queries, shed, primaries' utilisation) sums.
-        let mut pools: Vec<[f64; 5]> = Vec::new();
+        // Per pool: (utilisation, queue, queries, shed, primaries' utilisation, leases
+        // expired) sums.
+        let mut pools: Vec<[f64; 6]> = Vec::new();
         let mut weight = 0.0;
         let prefix = class.map(|n| format!("{n}."));
         let counted = |c: &Column| prefix.as_ref().is_none_or(|p| c.name.starts_with(p));
@@ -297,7 +298,7 @@ impl Tally {
                     },
                     Owner::Pool(p) => {
                         if pools.len() <= p {
-                            pools.resize(p + 1, [0.0; 5]);
+                            pools.resize(p + 1, [0.0; 6]);
                         }
                         let slot = match c.measure {
                             Measure::Utilization => 0,
@@ -305,6 +306,7 @@ impl Tally {
                             Measure::QueriesPerS => 2,
                             Measure::ShedPerS => 3,
                             Measure::PrimaryUtilization => 4,
+                            Measure::LeaseExpiredPerS => 5,
                             _ => continue,
                         };
                         pools[p][slot] += x;
@@ -316,12 +318,12 @@ impl Tally {
         if weight <= 0.0 {
             return t;
         }
-        let busy = |p: &[f64; 5]| p[0].max(p[4]);
+        let busy = |p: &[f64; 6]| p[0].max(p[4]);
         let busiest =
             pools
                 .iter()
                 .enumerate()
-                .fold(None::<(usize, &[f64; 5])>, |a, (i, p)| match a {
+                .fold(None::<(usize, &[f64; 6])>, |a, (i, p)| match a {
                     Some(a) if busy(a.1) >= busy(p) => Some(a),
                     _ => Some((i, p)),
                 });
@@ -335,9 +337,9 @@ impl Tally {
         ] {
             *x /= weight;
         }
-        let [util, queue, queries, shed, primaries] = busiest.map(|x| x / weight);
-        (t.utilization, t.queue_len, t.queries, t.shed) =
-            (util.max(primaries), queue, queries, shed);
+        let [util, queue, queries, shed, primaries, lapsed] = busiest.map(|x| x / weight);
+        (t.utilization, t.queue_len, t.queries, t.shed, t.expired) =
+            (util.max(primaries), queue, queries, shed, lapsed);
         t
     }
 }
@@ -489,12 +491,15 @@ mod tests {
         assert_eq!(percent(0.001_234_5), "0.123%");
     }
 
-    fn cols() -> Vec<Column> {
-        let col = |owner, measure, name: &str| Column {
+    fn col(owner: Owner, measure: Measure, name: &str) -> Column {
+        Column {
             owner,
             measure,
             name: name.into(),
-        };
+        }
+    }
+
+    fn cols() -> Vec<Column> {
         vec![
             col(Owner::Time, Measure::Time, "time_s"),
             col(Owner::Class(0), Measure::Offered, "a.offered_per_s"),
@@ -553,10 +558,34 @@ mod tests {
         // Every class when none is named.
         let all = Tally::of_rows(&cols(), &rows, (10 * S, 40 * S, 40 * S), None);
         assert!(near(all.offered, 105.0), "{all:?}");
+        assert_eq!(t.expired, 0.0, "no pool has a lease");
         // An empty window tallies nothing.
         assert_eq!(
             Tally::of_rows(&cols(), &rows, (50 * S, 60 * S, 40 * S), None),
             Tally::default()
         );
+    }
+
+    #[test]
+    fn work_served_past_its_lease_is_expired_work() {
+        // DWFM's collapse (issue 25): nothing fails, nothing is refused, every service
+        // ends past its lease and is queued again.
+        let cols = vec![
+            col(Owner::Time, Measure::Time, "time_s"),
+            col(Owner::Class(0), Measure::Offered, "a.offered_per_s"),
+            col(Owner::Class(0), Measure::Goodput, "a.goodput_per_s"),
+            col(Owner::Pool(0), Measure::Utilization, "p.utilization"),
+            col(Owner::Pool(0), Measure::QueueLen, "p.queue_len"),
+            col(Owner::Pool(0), Measure::QueriesPerS, "p.queries_per_s"),
+            col(
+                Owner::Pool(0),
+                Measure::LeaseExpiredPerS,
+                "p.lease_expired_per_s",
+            ),
+        ];
+        let rows = vec![vec![0.0, 0.1, 0.0, 1.0, 1500.0, 0.1, 4.0]];
+        let t = Tally::of_rows(&cols, &rows, (0, 60 * S, 60 * S), None);
+        assert_eq!(t.expired, 4.0);
+        assert_eq!(classify(&t, false).cause(), Some("expired_work"));
     }
 }
