@@ -188,3 +188,25 @@ fn dropping_expired_work_recovers() {
 fn a_lease_sized_to_the_worst_case_backlog_recovers() {
     recovers_by_itself("lease-sized");
 }
+
+#[test]
+fn the_outage_length_decides_it() {
+    // The sweep's parameter (tipping point measured at about 40 minutes): without any
+    // response a 20-minute outage drains (about 310 droplets come due, under capacity x
+    // lease = 480), a one-hour outage (about 790) stays collapsed to the end.
+    let waiting_at_end = |outage: &str| {
+        let set = format!("event.dns.for=\"{outage}\"");
+        let r = run(&bundled(NAME, Some("no-response"), &[&set]), 0);
+        mean_between(&r, "droplet.users_waiting", END - H, END)
+    };
+    let short = waiting_at_end("20m");
+    assert!(
+        short < 5.0,
+        "droplets waiting after a 20-minute outage {short}"
+    );
+    let long = waiting_at_end("1h");
+    assert!(
+        long > 0.9 * DROPLETS,
+        "droplets waiting after a one-hour outage {long}"
+    );
+}
