@@ -15,7 +15,8 @@
 //! - `requeue_failed`: a job that ends failed (a failed call, the pool's `error_rate`) on a
 //!   server that is up, within its lease, goes back to the queue that long after, with a
 //!   fresh lease (`Event::Requeue`): the work stays with the server while a dependency is
-//!   out. A job whose server crashed meanwhile fails as the server's other work did.
+//!   out. A job whose server is down when the delay is over fails then, as a crash fails
+//!   the server's queued work.
 //!
 //! No zero-time loop: a lease can only pass after `timeout` (> 0) of time since the job
 //! (re-)entered the queue, and a failed job waits `requeue_failed` (> 0) before it does.
@@ -83,7 +84,7 @@ impl Simulation<'_> {
     }
 
     /// `requeue_failed` is over for job `j`: back to its server's queue, or failed (an
-    /// `error`) if the server crashed meanwhile.
+    /// `error`) if the server is down now.
     #[inline(never)]
     pub(super) fn requeue_failed(&mut self, j: u32) {
         let job = self.jobs[j];

@@ -130,34 +130,43 @@ spread = "0s"
     assert_eq!(expired(&r), 4 * 3600);
 }
 
-#[test]
-fn a_failed_call_stays_with_the_server_and_succeeds_once_the_dependency_is_back() {
-    // Work that calls a database out for 10 minutes goes back to the queue 30 s after
-    // each failed call: no request fails, each waits for the outage's end.
-    let r = run(
-        &scenario(
+/// A manager pool (8 workers, 100 ms a job) with `lease`, whose every job calls a
+/// database, with the `[event.*]` text `events`; 2 requests a second for 20 minutes.
+fn manager_and_db(lease: &str, events: &str) -> RunResult {
+    run(
+        &scenario(&format!(
             r#"
 duration = "20m"
 [class.work]
 rate = 2
-steps = [{ query = "manager" }]
+steps = [{{ query = "manager" }}]
 [pool.manager]
 workers = 8
-service = { law = "const", mean = "100ms" }
-lease = { timeout = "1m", requeue_failed = "30s" }
+service = {{ law = "const", mean = "100ms" }}
+lease = {lease}
 [[pool.manager.calls]]
 query = "db"
 [pool.db]
 workers = 8
-service = { law = "const", mean = "10ms" }
-[event.db-out]
+service = {{ law = "const", mean = "10ms" }}
+{events}
+"#
+        )),
+        0,
+    )
+}
+
+#[test]
+fn a_failed_call_stays_with_the_server_and_succeeds_once_the_dependency_is_back() {
+    // Work that calls a database out for 10 minutes goes back to the queue 30 s after
+    // each failed call: no request fails, each waits for the outage's end.
+    let r = manager_and_db(
+        r#"{ timeout = "1m", requeue_failed = "30s" }"#,
+        r#"[event.db-out]
 kind = "outage"
 pool = "db"
 at = "1m"
-for = "10m"
-"#,
-        ),
-        0,
+for = "10m""#,
     );
     let w = &r.summary.classes["work"];
     assert_eq!(w.failed, 0);
@@ -171,4 +180,40 @@ for = "10m"
         "the held work ends after the outage: {after}/s"
     );
     assert_eq!(expired_in(&r, "manager"), 0);
+}
+
+#[test]
+fn held_work_whose_server_is_down_when_its_delay_ends_fails() {
+    // The database is out for the first 5 minutes, so every job is held for 1 minute
+    // after its failed call; the manager's only server is down from 30 s to 5 min 30 s.
+    // The work held when it went down comes back to a dead server and fails (counted as
+    // dropped), as its queued work would have; nothing stays in flight.
+    let r = manager_and_db(
+        r#"{ timeout = "1m", requeue_failed = "1m" }"#,
+        r#"[event.db-out]
+kind = "outage"
+pool = "db"
+at = "0s"
+for = "5m"
+[event.manager-down]
+kind = "crash"
+pool = "manager"
+shard = 0
+at = "30s"
+for = "5m""#,
+    );
+    let w = &r.summary.classes["work"];
+    let m = &r.summary.pools["manager"];
+    // The arrivals of the first 30 s (about 60) were held; they fail at the end of their
+    // delay.
+    assert!(
+        m.dropped >= 30,
+        "held work failed on the dead server: {}",
+        m.dropped
+    );
+    assert_eq!(w.in_flight, 0);
+    assert_eq!(w.admitted, w.succeeded + w.failed);
+    // After both are back, everything succeeds (2 requests a second).
+    let good = mean_between(&r, "work.goodput_per_s", 360.0, 1200.0);
+    assert!(good > 1.6, "goodput after recovery {good}");
 }
