@@ -170,14 +170,20 @@ pub fn default_panels(ts: &TimeSeries, theory: Option<&Mmc>) -> Vec<Panel> {
         query_words.push("call tries");
     }
     queries.extend(calls);
-    // Per pool beside what it was sent: queries shed, and queries that failed without being
-    // served (an outage, a crashed or fail-fast server), the share that went nowhere.
+    // Per pool beside what it was sent: queries shed, queries that failed without being
+    // served (an outage, a crashed or fail-fast server), the share that went nowhere, and
+    // work served past its own lease (wasted, `lease`).
     for (m, what, words) in [
         (Measure::ShedPerS, "shed", "queries shed"),
         (
             Measure::FailedFastPerS,
             "failed at once",
             "queries failed at once",
+        ),
+        (
+            Measure::LeaseExpiredPerS,
+            "leases expired",
+            "leases expired",
         ),
     ] {
         let lines: Vec<Series> = of(m)
