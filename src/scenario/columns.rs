@@ -56,6 +56,15 @@ pub enum Measure {
     /// Time-average servers that failed health checks hold out (pools with health checks
     /// only).
     Unhealthy,
+    /// Time-average servers in service: all but those their sync holds out (pools with
+    /// `sync` only).
+    InService,
+    /// Time-average syncs in flight (pools with `sync` only).
+    Syncing,
+    /// Syncs started (pools with `sync` only).
+    SyncsPerS,
+    /// Syncs that failed: timed out, failed, or vetoed (pools with `sync` only).
+    SyncFailedPerS,
     /// Cache hits over lookups, key by key.
     HitRatio,
     /// Misses that waited for another request's fill of their keys (tiers that `coalesce`
@@ -88,7 +97,7 @@ pub enum Owner {
 
 impl Measure {
     /// Every measure, in column order within its component.
-    pub const ALL: [Measure; 25] = [
+    pub const ALL: [Measure; 29] = [
         Measure::Time,
         Measure::Offered,
         Measure::Attempts,
@@ -108,6 +117,10 @@ impl Measure {
         Measure::FailedFastPerS,
         Measure::Ejected,
         Measure::Unhealthy,
+        Measure::InService,
+        Measure::Syncing,
+        Measure::SyncsPerS,
+        Measure::SyncFailedPerS,
         Measure::HitRatio,
         Measure::Coalesced,
         Measure::Refreshes,
@@ -146,6 +159,10 @@ impl Measure {
             Measure::FailedFastPerS => "failed_fast_per_s",
             Measure::Ejected => "ejected",
             Measure::Unhealthy => "unhealthy",
+            Measure::InService => "in_service",
+            Measure::Syncing => "syncing",
+            Measure::SyncsPerS => "syncs_per_s",
+            Measure::SyncFailedPerS => "sync_failed_per_s",
             Measure::HitRatio => "hit_ratio",
             Measure::Coalesced => "coalesced_per_s",
             Measure::Refreshes => "refreshes_per_s",
@@ -177,7 +194,11 @@ impl Measure {
             | Measure::Servers
             | Measure::FailedFastPerS
             | Measure::Ejected
-            | Measure::Unhealthy => "pool",
+            | Measure::Unhealthy
+            | Measure::InService
+            | Measure::Syncing
+            | Measure::SyncsPerS
+            | Measure::SyncFailedPerS => "pool",
             Measure::HitRatio | Measure::Coalesced | Measure::Refreshes => "cache",
             Measure::CallsPerS | Measure::CallFailed | Measure::BreakerOpen => "call",
         }
@@ -208,8 +229,9 @@ pub struct Column {
 /// measures (`slow_per_s` only for the class of an SLO measure), per pool `utilization`, `queue_len`, `queries_per_s` (and
 /// `primary_utilization` with replicas, `waiting_on_calls` with calls, `shed_per_s` when it
 /// sheds, `servers` when it autoscales, `failed_fast_per_s` when a `fail_fast` event names
-/// it or it ejects outliers or checks health, `ejected` when it ejects outliers,
-/// `unhealthy` when it checks health), per cache tier `hit_ratio` (and `coalesced_per_s`
+/// it or it ejects outliers, checks health or syncs, `ejected` when it ejects outliers,
+/// `unhealthy` when it checks health, `in_service`, `syncing`, `syncs_per_s` and
+/// `sync_failed_per_s` when it syncs), per cache tier `hit_ratio` (and `coalesced_per_s`
 /// when it coalesces, `refreshes_per_s` when it refreshes ahead), per pool call
 /// `calls_per_s`, `failed_per_s` (and
 /// `breaker_open` with a breaker), each in the order of [`Measure::ALL`]. A scenario
@@ -253,10 +275,17 @@ pub fn columns(cfg: &Config) -> Vec<Column> {
                 Measure::ShedPerS => p.shed.is_some(),
                 Measure::Servers => p.autoscale.is_some(),
                 Measure::FailedFastPerS => {
-                    p.outlier.is_some() || p.health_check.is_some() || fails_fast(i)
+                    p.outlier.is_some()
+                        || p.health_check.is_some()
+                        || p.sync.is_some()
+                        || fails_fast(i)
                 }
                 Measure::Ejected => p.outlier.is_some(),
                 Measure::Unhealthy => p.health_check.is_some(),
+                Measure::InService
+                | Measure::Syncing
+                | Measure::SyncsPerS
+                | Measure::SyncFailedPerS => p.sync.is_some(),
                 _ => true,
             };
             if has {

@@ -51,6 +51,7 @@ fn pool(primary: Option<f64>) -> PoolSummary {
         ejections: None,
         mean_ejected: None,
         mean_unhealthy: None,
+        sync: None,
     }
 }
 

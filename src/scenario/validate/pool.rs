@@ -169,6 +169,7 @@ pub fn pool(path: &str, name: &str, p: &RawPool) -> V<PoolCfg> {
     for (key, given) in [
         ("outlier_ejection", p.outlier_ejection.is_some()),
         ("health_check", p.health_check.is_some()),
+        ("sync", p.sync.is_some()),
     ] {
         if autoscale.is_some() && given {
             return bad(
@@ -227,6 +228,8 @@ pub fn pool(path: &str, name: &str, p: &RawPool) -> V<PoolCfg> {
             Some(h) => Some(health_check(&format!("{path}.health_check"), h)?),
             None => None,
         },
+        // Filled in by `sync::syncs` once every pool is known.
+        sync: None,
     };
     if let Some(o) = &p.outlier_ejection {
         let servers = cfg.shards * (1 + cfg.replicas);
