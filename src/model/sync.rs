@@ -87,6 +87,18 @@ impl SyncState {
     }
 }
 
+/// Server `s`'s size: its sync's cost multiplier, `1 + spread x (2u - 1)` with `u` the
+/// fractional part of `s x 0.618... + 0.5` (a low-discrepancy sequence): sizes spread evenly
+/// from `1 - spread` to `1 + spread`, mean 1, and any first share of the servers (a
+/// `resync` event's) has its sizes spread alike.
+pub fn size_factor(spread: f64, s: u32) -> f64 {
+    if spread == 0.0 {
+        return 1.0;
+    }
+    let u = (s as f64 * 0.618_033_988_749_894_9 + 0.5).fract();
+    1.0 + spread * (2.0 * u - 1.0)
+}
+
 /// When server `s` of `n` has its first routine sync: phases spread evenly over one period,
 /// `every x (s + 1) / n`, so routine syncs never come as a herd.
 pub fn first_routine(every: SimTime, s: usize, n: usize) -> SimTime {
@@ -374,12 +386,14 @@ impl Simulation<'_> {
         }
     }
 
-    /// The cost multiplier of a sync query of class `c` now (its pool's `growth`).
+    /// The cost multiplier of sync request `r` of class `c` now: its server's size
+    /// (`spread`) times its pool's `growth`.
     #[inline(never)]
-    pub(super) fn sync_growth(&self, c: usize) -> f64 {
-        self.cfg.classes[c]
-            .sync
-            .map_or(1.0, |p| self.sync_cfg(p).growth.factor(self.now))
+    pub(super) fn sync_cost_factor(&self, r: u32, c: usize) -> f64 {
+        self.cfg.classes[c].sync.map_or(1.0, |p| {
+            let cfg = self.sync_cfg(p);
+            size_factor(cfg.spread, self.reqs[r].parent) * cfg.growth.factor(self.now)
+        })
     }
 }
 

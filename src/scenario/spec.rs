@@ -351,9 +351,9 @@ pub struct QueryCfg {
     /// query counts as failed and may be retried while the original keeps running.
     pub timeout_ns: SimTime,
     pub retry: RetryCfg,
-    /// A sync's query, whose cost follows its pool's `growth` over run time
-    /// (`crate::model::sync`); false for every other query.
-    pub grows: bool,
+    /// A sync's query (`crate::model::sync`), whose cost follows its server's size and its
+    /// pool's `growth` and which may go to its server's segment; false for every other query.
+    pub sync: bool,
 }
 
 /// A service-time law.
@@ -427,6 +427,12 @@ pub struct SyncCfg {
     pub class: usize,
     /// The query's cost multiplier at time t is `growth.factor(t)` (1 without `growth`).
     pub growth: Profile,
+    /// Servers' sizes spread evenly from `1 - spread` to `1 + spread` times the cost
+    /// (`crate::model::sync::size_factor`); 0: all alike.
+    pub spread: f64,
+    /// Server i's sync goes to shard `i mod shards` of `pool` (each shard serves its part
+    /// of the fleet), not to a random one.
+    pub segment: bool,
     /// Routine syncs: each server every `every_ns`, at phases spread evenly.
     pub every_ns: Option<SimTime>,
     /// A server that (re)starts syncs before it serves.

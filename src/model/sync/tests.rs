@@ -11,12 +11,18 @@ const S: SimTime = 1_000_000_000;
 /// for every sync at once, constant service time `meta_s` seconds); `sync` is the sync
 /// table's extra keys, `extra` more of the file.
 fn scenario(n: u32, meta_s: f64, sync: &str, extra: &str) -> Scenario {
+    let meta = format!("workers = 100000\nservice = {{ law = \"const\", mean = \"{meta_s}s\" }}");
+    load(n, &meta, sync, extra)
+}
+
+/// The scenario of [`scenario`] with `meta` as the `[pool.meta]` table's keys.
+fn load(n: u32, meta: &str, sync: &str, extra: &str) -> Scenario {
     let text = format!(
         "duration = \"1000s\"\n\
          [class.read]\nrate = 0\nsteps = [{{ query = \"storage\" }}]\n\
          [pool.storage]\nshards = {n}\nservice = {{ law = \"const\", mean = \"1ms\" }}\n\
          [pool.storage.sync]\npool = \"meta\"\n{sync}\n\
-         [pool.meta]\nworkers = 100000\nservice = {{ law = \"const\", mean = \"{meta_s}s\" }}\n\
+         [pool.meta]\n{meta}\n\
          {extra}"
     );
     Loader::from_text("t.toml", "t", text)
@@ -239,4 +245,47 @@ fn work_sent_to_a_server_out_of_service_fails_at_once() {
 fn first_routine_phases_are_spread_over_one_period() {
     let at: Vec<SimTime> = (0..4).map(|s| first_routine(100, s, 4)).collect();
     assert_eq!(at, [25, 50, 75, 100]);
+}
+
+#[test]
+fn sizes_spread_evenly_over_the_servers_and_over_any_first_share() {
+    // Every size within 1 -+ spread; the mean of the first k servers within
+    // 2 spread x ln(k) / k of 1 for every k from 2 to 1000 (a low-discrepancy sequence: its
+    // discrepancy falls as ln(k) / k, where k random draws would give 1 / sqrt(k); measured
+    // at most 0.55 of the bound), and the sizes of 1000 servers fill each tenth of the
+    // range with 100 +- 2.
+    let spread = 0.5;
+    let sizes: Vec<f64> = (0..1000).map(|s| size_factor(spread, s)).collect();
+    assert!(sizes.iter().all(|&x| (0.5..1.5).contains(&x)));
+    for k in 2..=1000 {
+        let mean = sizes[..k].iter().sum::<f64>() / k as f64;
+        let bound = 2.0 * spread * (k as f64).ln() / k as f64;
+        assert!((mean - 1.0).abs() <= bound, "first {k}: mean {mean}");
+    }
+    for tenth in 0..10 {
+        let lo = 0.5 + tenth as f64 * 0.1;
+        let n = sizes.iter().filter(|&&x| x >= lo && x < lo + 0.1).count();
+        assert!((98..=102).contains(&n), "tenth {tenth}: {n}");
+    }
+    assert_eq!(size_factor(0.0, 7), 1.0);
+}
+
+#[test]
+fn segmented_syncs_go_to_the_servers_own_shard() {
+    // 8 servers, a store of 4 one-worker shards: with `segment` server i asks shard
+    // i mod 4, so each shard holds exactly two syncs (one in service, one queued).
+    let meta = "shards = 4\nservice = { law = \"const\", mean = \"1s\" }";
+    let sc = load(
+        8,
+        meta,
+        "timeout = \"5s\"\non_start = true\nsegment = true",
+        "",
+    );
+    let sim = restarted(&sc);
+    let held: Vec<usize> = sim.pools[1]
+        .servers
+        .iter()
+        .map(|s| s.busy as usize + s.queue.len())
+        .collect();
+    assert_eq!(held, [2, 2, 2, 2]);
 }

@@ -221,7 +221,7 @@ pub struct RawPool {
 }
 
 /// `[pool.NAME.sync]` as written: each server's sync request (to `pool`, of `cost`, with
-/// `growth` over run time), its `timeout`, routine period `every`, whether a (re)started
+/// `growth` over run time and sizes spread by `spread` over the servers), its `timeout`, routine period `every`, whether a (re)started
 /// server syncs first (`on_start`), what a failure does (`on_failure`), the delay before
 /// the next attempt (`retry`) and the most syncs in flight at once (`max_concurrent`).
 #[derive(Debug, Deserialize)]
@@ -230,6 +230,9 @@ pub struct RawSync {
     pub pool: String,
     pub cost: Option<f64>,
     pub growth: Option<super::RawProfile>,
+    pub spread: Option<f64>,
+    #[serde(default)]
+    pub segment: bool,
     pub timeout: Dur,
     pub every: Option<Dur>,
     #[serde(default)]

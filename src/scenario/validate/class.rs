@@ -381,7 +381,7 @@ pub(super) fn step(path: &str, s: &RawStep, targets: &Targets, call: bool) -> V<
             read: s.read.unwrap_or_default(),
             timeout_ns,
             retry,
-            grows: false,
+            sync: false,
         },
     })
 }

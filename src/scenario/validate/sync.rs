@@ -22,6 +22,16 @@ pub fn syncs(
         let Some(rs) = &rp.sync else { continue };
         let path = format!("pool.{pname}.sync");
         let target = index_of(&format!("{path}.pool"), "pool", &rs.pool, pool_names)?;
+        if rs.segment && pools[target].autoscale.is_some() {
+            return bad(
+                format!("{path}.segment"),
+                format!(
+                    "pool `{}` autoscales: its servers come and go, so it has no fixed shards to \
+                     segment the fleet over",
+                    rs.pool
+                ),
+            );
+        }
         let cost = positive(&format!("{path}.cost"), rs.cost.unwrap_or(1.0))
             .and_then(|x| up_to(&format!("{path}.cost"), x, MAX_FACTOR))?;
         let growth = match &rs.growth {
@@ -45,6 +55,20 @@ pub fn syncs(
                 points: vec![],
                 every: None,
             },
+        };
+        let spread = match rs.spread {
+            Some(x) if (0.0..1.0).contains(&x) => x,
+            Some(x) => {
+                return bad(
+                    format!("{path}.spread"),
+                    format!(
+                        "sizes spread from 1 - spread to 1 + spread times the cost: a number \
+                         from 0 to below 1, not {}",
+                        super::check::short(x)
+                    ),
+                );
+            }
+            None => 0.0,
         };
         let timeout_ns = nonzero_dur(&format!("{path}.timeout"), rs.timeout)?;
         let every_ns = match rs.every {
@@ -84,7 +108,7 @@ pub fn syncs(
                     read: ReadPref::default(),
                     timeout_ns: SimTime::MAX,
                     retry: RetryCfg::none(),
-                    grows: !growth.points.is_empty(),
+                    sync: true,
                 },
             }],
             call: None,
@@ -95,6 +119,8 @@ pub fn syncs(
             pool: target,
             class,
             growth,
+            spread,
+            segment: rs.segment,
             every_ns,
             on_start: rs.on_start,
             on_failure: rs.on_failure,
