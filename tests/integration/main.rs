@@ -14,6 +14,7 @@ mod common;
 mod confidence;
 mod deadlines;
 mod determinism;
+mod dynamodb;
 mod fire;
 mod gc_death_spiral;
 mod grab;
