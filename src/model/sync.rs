@@ -70,7 +70,7 @@ pub struct SyncState {
     /// Servers waiting their turn, first come first served.
     waiting: VecDeque<u32>,
     /// The retry delays' jitter (`sync.<pool>` stream).
-    rng: Rng,
+    pub(super) rng: Rng,
     /// `pump` is running: a sync that ends inside it leaves the next start to its loop
     /// (no recursion per server).
     pumping: bool,
