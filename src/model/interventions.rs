@@ -63,6 +63,10 @@ impl Simulation<'_> {
             for s in 0..pool.servers.len() {
                 self.serve_next(p, s as u32);
             }
+            // A larger `max_concurrent` lets waiting syncs start now.
+            if self.cfg.pools[p].sync.is_some() {
+                self.pump(p);
+            }
         }
     }
 }

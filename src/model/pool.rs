@@ -56,6 +56,9 @@ pub struct Server {
     pub ejected: bool,
     /// Its health checks (pools with `health_check`).
     pub health: super::health::Health,
+    /// Out of service until its sync succeeds (pools with `sync`): held out of routing,
+    /// and work sent to it fails at once.
+    pub sync_out: bool,
 }
 
 impl Server {
@@ -75,10 +78,11 @@ impl Server {
         !self.view_down && !self.held_out()
     }
 
-    /// Outlier ejection or its health checks hold it out of the balancer's choices.
+    /// Outlier ejection, its health checks or its sync hold it out of the balancer's
+    /// choices.
     #[inline]
     pub fn held_out(&self) -> bool {
-        self.ejected || self.health.unhealthy
+        self.ejected || self.health.unhealthy || self.sync_out
     }
 }
 
@@ -120,6 +124,13 @@ pub struct PoolStats {
     pub ejections: u64,
     /// Jobs whose lease expired (pools with a `lease`: `model::lease`).
     pub lease_expired: u64,
+    /// Integrals over time of the servers out of service by their sync, and of the syncs
+    /// in flight (pools with `sync`).
+    pub sync_out_area: u128,
+    pub syncing_area: u128,
+    /// Syncs started, and syncs that failed (timed out, failed, or vetoed).
+    pub syncs: u64,
+    pub syncs_failed: u64,
 }
 
 /// A pool's live state.
@@ -160,6 +171,11 @@ pub struct PoolState {
     pub ejected: u32,
     /// Servers their health checks hold out now.
     pub unhealthy: u32,
+    /// Servers out of service by their sync now, and syncs in flight (pools with `sync`).
+    pub sync_out: u32,
+    pub syncing: u32,
+    /// The sync state of a pool with `sync` (`model::sync`).
+    pub sync: Option<Box<super::sync::SyncState>>,
     held_last: SimTime,
 }
 
@@ -199,23 +215,41 @@ impl PoolState {
             balancer: Balancer::new(balance_rng),
             ejected: 0,
             unhealthy: 0,
+            sync_out: 0,
+            syncing: 0,
+            sync: None,
             held_last: 0,
         }
     }
 
-    /// Accumulates the integrals of ejected and unhealthy servers up to `now`; call before
-    /// either count changes and before reading statistics.
+    /// Accumulates the integrals of ejected, unhealthy and out-of-service servers and of
+    /// syncs in flight up to `now`; call before any of those counts changes and before
+    /// reading statistics.
     pub fn integrate_held_out(&mut self, now: SimTime) {
         let dt = (now - self.held_last) as u128;
         self.stats.ejected_area += self.ejected as u128 * dt;
         self.stats.unhealthy_area += self.unhealthy as u128 * dt;
+        self.stats.sync_out_area += self.sync_out as u128 * dt;
+        self.stats.syncing_area += self.syncing as u128 * dt;
         self.held_last = now;
     }
 
-    /// Servers held out of the balancer's choices now, by either mechanism.
+    /// Servers held out of the balancer's choices now, by any mechanism.
     #[inline]
     pub fn held_out(&self) -> u32 {
-        self.ejected + self.unhealthy
+        self.ejected + self.unhealthy + self.sync_out
+    }
+
+    /// Time-average servers in service by their sync (all but those it holds out) and
+    /// syncs in flight, between two stat snapshots `ns` apart.
+    pub fn mean_sync(&self, from: &PoolStats, ns: SimTime) -> (f64, f64) {
+        if ns == 0 {
+            let n = self.servers.len() as u32;
+            return ((n - self.sync_out) as f64, self.syncing as f64);
+        }
+        let out = (self.stats.sync_out_area - from.sync_out_area) as f64 / ns as f64;
+        let syncing = (self.stats.syncing_area - from.syncing_area) as f64 / ns as f64;
+        (self.servers.len() as f64 - out, syncing)
     }
 
     /// Time-average ejected (`unhealthy` false) or unhealthy servers between two stat

@@ -272,7 +272,10 @@ impl Simulation<'_> {
         let step = self.reqs[r].step as usize;
         let st = &self.cfg.classes[c].steps[step];
         let (q, hedged) = (&st.query, st.hedge.is_some());
-        let part = Part::of(q);
+        let (mut part, sync) = (Part::of(q), q.sync);
+        if sync {
+            part.cost *= self.sync_cost_factor(r, c);
+        }
         let (fanout, timeout_ns) = (q.fanout, q.timeout_ns);
         let mut deadline = self.reqs[r].deadline;
         if timeout_ns != SimTime::MAX {
@@ -291,7 +294,11 @@ impl Simulation<'_> {
             return self.send_parts(r, c, token, deadline, fanout, part);
         }
         // The common case (one part) skips the grouping buffer.
-        let server = self.route_one(part);
+        let server = if sync {
+            self.route_sync(r, c, part)
+        } else {
+            self.route_one(part)
+        };
         self.arm_query(r, token, 1);
         let job = self.job(r, token, deadline, server, part, covered);
         match self.send(part.pool, job) {
@@ -374,6 +381,22 @@ impl Simulation<'_> {
         } else {
             self.pools[part.pool].choose_shard(balance, shards)
         };
+        self.pools[part.pool].pick(shard, part.read, threshold, balance)
+    }
+
+    /// The server sync request `r` (of class `c`) goes to: with `segment`, a server of
+    /// shard `i mod shards` for server i (its segment), else as any one-part query.
+    #[inline(never)]
+    fn route_sync(&mut self, r: u32, c: usize, part: Part) -> u32 {
+        let owner = self.cfg.classes[c]
+            .sync
+            .and_then(|p| self.cfg.pools[p].sync.as_ref());
+        if !owner.is_some_and(|s| s.segment) {
+            return self.route_one(part);
+        }
+        let pool = &self.cfg.pools[part.pool];
+        let (shards, threshold, balance) = (pool.shards, pool.latency_threshold_ns, pool.balance);
+        let shard = self.reqs[r].parent % shards;
         self.pools[part.pool].pick(shard, part.read, threshold, balance)
     }
 

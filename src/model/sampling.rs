@@ -152,6 +152,12 @@ impl Simulation<'_> {
                     Measure::LeaseExpiredPerS => {
                         rate(pool.stats.lease_expired, pool.window_mark.lease_expired)
                     }
+                    Measure::InService => pool.mean_sync(&pool.window_mark, span).0,
+                    Measure::Syncing => pool.mean_sync(&pool.window_mark, span).1,
+                    Measure::SyncsPerS => rate(pool.stats.syncs, pool.window_mark.syncs),
+                    Measure::SyncFailedPerS => {
+                        rate(pool.stats.syncs_failed, pool.window_mark.syncs_failed)
+                    }
                     _ => f64::NAN,
                 }
             }
@@ -224,6 +230,10 @@ impl Simulation<'_> {
                 p50: q(0.5),
                 p99: q(0.99),
             };
+            // A pool's syncs are summed up with the pool.
+            if cfg.sync.is_some() {
+                continue;
+            }
             let hedged = cfg.steps.iter().any(|st| st.hedge.is_some());
             if cfg.call.is_some() {
                 calls.insert(
@@ -316,6 +326,18 @@ impl Simulation<'_> {
                         .health_check
                         .map(|_| pool.mean_held_out(true, &Default::default(), self.end)),
                     lease_expired: pcfg.lease.map(|_| s.lease_expired),
+                    sync: pcfg.sync.as_ref().map(|sc| {
+                        let (in_service, syncing) = pool.mean_sync(&Default::default(), self.end);
+                        let k = self.classes[sc.class].counts;
+                        SyncSummary {
+                            syncs: s.syncs,
+                            succeeded: k.succeeded,
+                            failed: k.failed,
+                            in_flight: live[sc.class],
+                            mean_in_service: in_service,
+                            mean_syncing: syncing,
+                        }
+                    }),
                 },
             );
         }

@@ -128,6 +128,9 @@ impl<'a> Simulation<'a> {
         for (p, ps) in self.cfg.pools.iter().zip(self.pools.iter_mut()) {
             ps.rng = rng(&format!("pool.{}", p.name));
             ps.balancer.rng = rng(&format!("balance.{}", p.name));
+            if let Some(st) = ps.sync.as_deref_mut() {
+                st.rng = rng(&format!("sync.{}", p.name));
+            }
         }
         for (c, cs) in self.cfg.caches.iter().zip(self.caches.iter_mut()) {
             cs.rng = rng(&format!("cache.{}", c.name));

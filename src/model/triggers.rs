@@ -236,6 +236,7 @@ impl Simulation<'_> {
                 server,
                 fraction,
             } => self.pools[pool].servers[server as usize].fail_fast = fraction,
+            TriggerKind::Resync { pool, servers } => self.resync(pool, servers, tr.for_ns),
         }
     }
 
@@ -258,13 +259,17 @@ impl Simulation<'_> {
                 if self.cfg.pools[pool].client.is_none() {
                     p.refresh_view();
                 }
+                if self.cfg.pools[pool].sync.is_some() {
+                    self.server_restarted(pool, server);
+                }
             }
             TriggerKind::FailFast { pool, server, .. } => {
                 self.pools[pool].servers[server as usize].fail_fast = 0.0;
             }
             TriggerKind::Burst { .. }
             | TriggerKind::RollingRestart { .. }
-            | TriggerKind::Flush { .. } => {}
+            | TriggerKind::Flush { .. }
+            | TriggerKind::Resync { .. } => {}
         }
     }
 

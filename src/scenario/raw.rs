@@ -391,6 +391,8 @@ pub enum RawEventKind {
     Crash,
     /// One server answers its queries with an error at once instead of serving them.
     FailFast,
+    /// A share of a syncing pool's servers sync at once (`[pool.NAME.sync]`).
+    Resync,
 }
 
 /// A time-triggered disturbance. Which fields apply depends on `kind`.
@@ -550,6 +552,7 @@ pub fn choices(path: &str) -> Option<&'static [&'static str]> {
         "deadline" => Some(variants_of::<DeadlineMode>()),
         "signal" => Some(variants_of::<ScaleSignal>()),
         "scale_in" => Some(variants_of::<ScaleIn>()),
+        "on_failure" => Some(variants_of::<OnFailure>()),
         "with" if keys.next() == Some("slowdown") => Some(variants_of::<SlowdownWith>()),
         _ => None,
     }

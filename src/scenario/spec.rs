@@ -9,7 +9,7 @@ pub mod sweep;
 use super::provenance::Provenance;
 pub use super::raw::{
     Backoff, Balance, Completion, Discipline, Failure, Fanout, Jitter, Law, MissPolicy, OnExpiry,
-    ReadPref, ScaleIn, ScaleSignal, SlowdownWith, TtlRefresh,
+    OnFailure, ReadPref, ScaleIn, ScaleSignal, SlowdownWith, TtlRefresh,
 };
 use crate::engine::time::SimTime;
 pub use collapse::{Collapse, CollapseLevel};
@@ -155,6 +155,9 @@ pub struct ClassCfg {
     pub steps: Vec<StepCfg>,
     /// For the class of a pool call: its index in [`Config::calls`].
     pub call: Option<usize>,
+    /// For the class of a pool's sync requests: the syncing pool (index into
+    /// [`Config::pools`]).
+    pub sync: Option<usize>,
     /// A closed-loop population instead of open arrivals (`rate_per_s` is then 0).
     pub users: Option<UsersCfg>,
 }
@@ -348,6 +351,9 @@ pub struct QueryCfg {
     /// query counts as failed and may be retried while the original keeps running.
     pub timeout_ns: SimTime,
     pub retry: RetryCfg,
+    /// A sync's query (`crate::model::sync`), whose cost follows its server's size and its
+    /// pool's `growth` and which may go to its server's segment; false for every other query.
+    pub sync: bool,
 }
 
 /// A service-time law.
@@ -407,6 +413,8 @@ pub struct PoolCfg {
     pub health_check: Option<HealthCheckCfg>,
     /// Each job has its own lease, if set ([`LeaseCfg`]).
     pub lease: Option<LeaseCfg>,
+    /// Each server serves only while its sync succeeds, if set ([`SyncCfg`]).
+    pub sync: Option<Box<SyncCfg>>,
 }
 
 /// Work with its own lease (`[pool.NAME.lease]`, `crate::model::lease`): a job's lease
@@ -419,6 +427,36 @@ pub struct LeaseCfg {
     /// A job that ends failed on a live server goes back to the queue this long after
     /// (none: it fails).
     pub requeue_failed_ns: Option<SimTime>,
+}
+
+/// A pool's server sync (`[pool.NAME.sync]`, `crate::model::sync`): each server's request
+/// of class `class` to pool `pool` decides whether it serves.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SyncCfg {
+    /// The pool the sync queries (index into [`Config::pools`]; may be the pool itself).
+    pub pool: usize,
+    /// The sync requests' class (index into [`Config::classes`], after the calls'): its
+    /// one step queries `pool` with `cost`, its timeout is the sync's, it never retries
+    /// by itself (the sync's `retry` does, server by server).
+    pub class: usize,
+    /// The query's cost multiplier at time t is `growth.factor(t)` (1 without `growth`).
+    pub growth: Profile,
+    /// Servers' sizes spread evenly from `1 - spread` to `1 + spread` times the cost
+    /// (`crate::model::sync::size_factor`); 0: all alike.
+    pub spread: f64,
+    /// Server i's sync goes to shard `i mod shards` of `pool` (each shard serves its part
+    /// of the fleet), not to a random one.
+    pub segment: bool,
+    /// Routine syncs: each server every `every_ns`, at phases spread evenly.
+    pub every_ns: Option<SimTime>,
+    /// A server that (re)starts syncs before it serves.
+    pub on_start: bool,
+    pub on_failure: OnFailure,
+    /// The delay before the next attempt after a failure (attempts unbounded, no budget).
+    pub retry: RetryCfg,
+    /// The most of the pool's servers with a sync in flight (`u32::MAX`: unbounded; 0
+    /// pauses every sync).
+    pub max_concurrent: u32,
 }
 
 /// Health checks (`health_check`): every `every_ns` each server is probed; a healthy one
@@ -602,4 +640,7 @@ pub enum TriggerKind {
         server: u32,
         fraction: f64,
     },
+    /// The first `servers` servers of a syncing pool start a sync (`crate::model::sync`):
+    /// all at the event's start, or spread evenly over its length.
+    Resync { pool: usize, servers: u32 },
 }

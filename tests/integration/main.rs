@@ -15,6 +15,7 @@ mod confidence;
 mod deadlines;
 mod determinism;
 mod dwfm;
+mod dynamodb;
 mod fire;
 mod gc_death_spiral;
 mod grab;

@@ -52,6 +52,7 @@ fn pool(primary: Option<f64>) -> PoolSummary {
         mean_ejected: None,
         mean_unhealthy: None,
         lease_expired: None,
+        sync: None,
     }
 }
 

@@ -212,6 +212,14 @@ pub fn default_panels(ts: &TimeSeries, theory: Option<&Mmc>) -> Vec<Panel> {
                 .map(|(pool, col)| series(format!("{pool} unhealthy"), ts.values(col), true)),
         )
         .collect();
+    // Servers their sync holds in service, and syncs in flight (pools with `sync`).
+    let syncing: Vec<Series> =
+        of(Measure::InService)
+            .map(|(pool, col)| series(format!("{pool} in service"), ts.values(col), true))
+            .chain(of(Measure::Syncing).map(|(pool, col)| {
+                series(format!("{pool} syncs in flight"), ts.values(col), false)
+            }))
+            .collect();
     // Live servers of autoscaled pools.
     let servers: Vec<Series> = of(Measure::Servers)
         .map(|(pool, col)| series(format!("{pool} live servers"), ts.values(col), true))
@@ -311,6 +319,12 @@ pub fn default_panels(ts: &TimeSeries, theory: Option<&Mmc>) -> Vec<Panel> {
         panel(
             "Servers the balancer leaves out (time-average)".into(),
             styled(held_out),
+            None,
+            true,
+        ),
+        panel(
+            "Servers in service and syncs in flight (time-average)".into(),
+            styled(syncing),
             None,
             true,
         ),

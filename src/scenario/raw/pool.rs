@@ -217,6 +217,9 @@ pub struct RawPool {
     pub health_check: Option<RawHealthCheck>,
     /// Work with its own lease, re-queued or dropped by the server when it expires.
     pub lease: Option<RawLease>,
+    /// Each server serves only while its own request to a pool is answered in time
+    /// (`[pool.NAME.sync]`, `model::sync`).
+    pub sync: Option<RawSync>,
 }
 
 /// `[pool.NAME.lease]` as written: each job's lease runs `timeout` from when it entered
@@ -242,6 +245,40 @@ pub enum OnExpiry {
     /// The job fails (`timeout`); one already expired when a worker would take it fails
     /// without service.
     Drop,
+}
+
+/// `[pool.NAME.sync]` as written: each server's sync request (to `pool`, of `cost`, with
+/// `growth` over run time and sizes spread by `spread` over the servers), its `timeout`, routine period `every`, whether a (re)started
+/// server syncs first (`on_start`), what a failure does (`on_failure`), the delay before
+/// the next attempt (`retry`) and the most syncs in flight at once (`max_concurrent`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSync {
+    pub pool: String,
+    pub cost: Option<f64>,
+    pub growth: Option<super::RawProfile>,
+    pub spread: Option<f64>,
+    #[serde(default)]
+    pub segment: bool,
+    pub timeout: Dur,
+    pub every: Option<Dur>,
+    #[serde(default)]
+    pub on_start: bool,
+    #[serde(default)]
+    pub on_failure: OnFailure,
+    pub retry: Option<super::RawRetry>,
+    pub max_concurrent: Option<i64>,
+}
+
+/// What a server whose sync failed does (`on_failure`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum OnFailure {
+    /// It stays up but takes no work until a sync succeeds (DynamoDB 2015).
+    #[default]
+    StepOut,
+    /// It crashes (queued work fails) and restarts after the retry delay (GCP 2025).
+    Restart,
 }
 
 /// `health_check = { every = "5s", unhealthy_after = 3, healthy_after = 2 }` as written:

@@ -169,6 +169,7 @@ pub fn pool(path: &str, name: &str, p: &RawPool) -> V<PoolCfg> {
     for (key, given) in [
         ("outlier_ejection", p.outlier_ejection.is_some()),
         ("health_check", p.health_check.is_some()),
+        ("sync", p.sync.is_some()),
     ] {
         if autoscale.is_some() && given {
             return bad(
@@ -231,6 +232,8 @@ pub fn pool(path: &str, name: &str, p: &RawPool) -> V<PoolCfg> {
             Some(l) => Some(super::lease::lease(path, l, p.autoscale.is_some())?),
             None => None,
         },
+        // Filled in by `sync::syncs` once every pool is known.
+        sync: None,
     };
     if let Some(o) = &p.outlier_ejection {
         let servers = cfg.shards * (1 + cfg.replicas);
