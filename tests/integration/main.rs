@@ -16,6 +16,7 @@ mod deadlines;
 mod determinism;
 mod fire;
 mod gc_death_spiral;
+mod gcp;
 mod grab;
 mod headroom_gate;
 mod hysteresis;
