@@ -37,6 +37,7 @@ pub mod balance;
 pub mod budget;
 pub mod cache;
 pub mod calls;
+pub mod crash_loop;
 pub mod deadlines;
 pub mod event;
 pub mod families;

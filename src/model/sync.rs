@@ -269,9 +269,9 @@ impl Simulation<'_> {
 
     /// The hook "a veto on success": another mechanism's check that a sync which came back
     /// ok must count as failed (GCP 2025: the read returned the poisoned record, so the
-    /// task crashes instead of serving). None vetoes yet.
-    pub fn sync_vetoed(&mut self, _p: usize, _s: u32) -> bool {
-        false
+    /// task crashes instead of serving: a crash loop, `Simulation::poisoned`).
+    pub fn sync_vetoed(&mut self, p: usize, _s: u32) -> bool {
+        self.poisoned(p)
     }
 
     /// Server `s` of pool `p`'s sync failed: by `on_failure` it steps out and retries after
@@ -398,4 +398,4 @@ impl Simulation<'_> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

@@ -1,7 +1,8 @@
 //! Triggers: the scenario's time-triggered `[event.NAME]` sections (slowdowns, outages,
-//! bursts, rolling restarts, partitions, flushes, crashes, fail-fast servers), when they
-//! start and end, and what they do to the components. The timetable also holds the interventions
-//! ([`super::interventions`]) so that both run in one time order.
+//! bursts, rolling restarts, partitions, flushes, crashes, fail-fast servers, crash loops
+//! in `super::crash_loop`), when they start and end, and what they do to the components.
+//! The timetable also holds the interventions ([`super::interventions`]) so that both run
+//! in one time order.
 
 use super::event::Event;
 use super::metrics::{Marker, MarkerKind};
@@ -73,6 +74,11 @@ impl Timetable {
             bursts: vec![BurstState::default(); n],
             burst_rng,
         }
+    }
+
+    /// Trigger `e` has an occurrence under way (started while switched on).
+    pub(super) fn is_active(&self, e: usize) -> bool {
+        self.active[e]
     }
 
     /// Schedules each trigger's first start and every intervention, setting aside the
@@ -237,6 +243,7 @@ impl Simulation<'_> {
                 fraction,
             } => self.pools[pool].servers[server as usize].fail_fast = fraction,
             TriggerKind::Resync { pool, servers } => self.resync(pool, servers, tr.for_ns),
+            TriggerKind::CrashLoop { .. } => self.crash_loop_start(e),
         }
     }
 
@@ -266,10 +273,12 @@ impl Simulation<'_> {
             TriggerKind::FailFast { pool, server, .. } => {
                 self.pools[pool].servers[server as usize].fail_fast = 0.0;
             }
+            // A crash loop's servers restart by their sync; its veto ends with `active`.
             TriggerKind::Burst { .. }
             | TriggerKind::RollingRestart { .. }
             | TriggerKind::Flush { .. }
-            | TriggerKind::Resync { .. } => {}
+            | TriggerKind::Resync { .. }
+            | TriggerKind::CrashLoop { .. } => {}
         }
     }
 

@@ -393,6 +393,9 @@ pub enum RawEventKind {
     FailFast,
     /// A share of a syncing pool's servers sync at once (`[pool.NAME.sync]`).
     Resync,
+    /// Every server of one or several pools reads bad data and crashes, and so does each
+    /// server whose startup sync succeeds while it lasts (`model::crash_loop`).
+    CrashLoop,
 }
 
 /// A time-triggered disturbance. Which fields apply depends on `kind`.
@@ -407,7 +410,7 @@ pub struct RawEvent {
     #[serde(default = "yes")]
     pub enabled: bool,
     pub label: Option<String>,
-    pub pool: Option<String>,
+    pub pool: Option<RawNames>,
     pub factor: Option<f64>,
     pub class: Option<String>,
     pub clients: Option<i64>,
@@ -422,6 +425,33 @@ pub struct RawEvent {
 
 fn yes() -> bool {
     true
+}
+
+/// One name or a list of names (an event's `pool`: a `crash_loop` may name several).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RawNames {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl<'de> Deserialize<'de> for RawNames {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> de::Visitor<'de> for V {
+            type Value = RawNames;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a pool name, or a list of pool names")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<RawNames, E> {
+                Ok(RawNames::One(s.to_string()))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<RawNames, A::Error> {
+                Vec::<String>::deserialize(de::value::SeqAccessDeserializer::new(seq))
+                    .map(RawNames::Many)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// An intervention: at `time`, set the given paths to the given values, and/or start the

@@ -643,4 +643,9 @@ pub enum TriggerKind {
     /// The first `servers` servers of a syncing pool start a sync (`crate::model::sync`):
     /// all at the event's start, or spread evenly over its length.
     Resync { pool: usize, servers: u32 },
+    /// Bad data every server of these pools reads: at the start each of their servers
+    /// crashes (and restarts by its `sync`); while the event lasts and is `enabled` (read
+    /// at every sync, not only at the start: the kill switch), a server whose sync
+    /// succeeds crashes instead of serving.
+    CrashLoop { pools: Vec<usize> },
 }

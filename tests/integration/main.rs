@@ -18,6 +18,7 @@ mod dwfm;
 mod dynamodb;
 mod fire;
 mod gc_death_spiral;
+mod gcp;
 mod grab;
 mod headroom_gate;
 mod hysteresis;

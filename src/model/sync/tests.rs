@@ -10,7 +10,7 @@ const S: SimTime = 1_000_000_000;
 /// A pool `storage` of `n` one-worker servers whose sync queries `meta` (enough workers
 /// for every sync at once, constant service time `meta_s` seconds); `sync` is the sync
 /// table's extra keys, `extra` more of the file.
-fn scenario(n: u32, meta_s: f64, sync: &str, extra: &str) -> Scenario {
+pub(in crate::model) fn scenario(n: u32, meta_s: f64, sync: &str, extra: &str) -> Scenario {
     let meta = format!("workers = 100000\nservice = {{ law = \"const\", mean = \"{meta_s}s\" }}");
     load(n, &meta, sync, extra)
 }

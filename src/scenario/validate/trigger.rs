@@ -1,5 +1,5 @@
 //! Triggers: the time-triggered `[event.NAME]` sections (slowdowns, outages, bursts, cache
-//! node restarts, partitions, flushes, crashes, fail-fast servers).
+//! node restarts, partitions, flushes, crashes, fail-fast servers, crash loops).
 
 use super::check::{self, Problem, V, bad, index_of, int_in, nonzero_dur, positive, short, up_to};
 use crate::engine::time::SimTime;
@@ -32,6 +32,7 @@ pub fn trigger(
             &["pool", "shard", "replica", "fraction", "for"],
         ),
         RawEventKind::Resync => ("resync", &["pool", "fraction", "for"]),
+        RawEventKind::CrashLoop => ("crash_loop", &["pool", "for"]),
     };
     let given = [
         ("pool", e.pool.is_some()),
@@ -71,7 +72,18 @@ pub fn trigger(
         let name = given.as_ref().ok_or_else(|| need(key))?;
         index_of(&format!("{path}.{key}"), key, name, known)
     };
-    let find_pool = || find("pool", &e.pool, &pool_names);
+    // The one pool an event names (only a crash loop takes a list).
+    let find_pool = || match &e.pool {
+        Some(RawNames::Many(_)) => bad(
+            format!("{path}.pool"),
+            format!(
+                "{} {kind_name} event takes one pool name, not a list (only a crash_loop takes several)",
+                if kind_name == "outage" { "an" } else { "a" }
+            ),
+        ),
+        Some(RawNames::One(name)) => index_of(&format!("{path}.pool"), "pool", name, &pool_names),
+        None => Err(need("pool")),
+    };
     let find_cache = || find("cache", &e.cache, &cache_names);
     let for_dur = || -> V<SimTime> {
         nonzero_dur(&format!("{path}.for"), e.for_.ok_or_else(|| need("for"))?)
@@ -240,6 +252,14 @@ pub fn trigger(
             };
             (TriggerKind::Resync { pool, servers }, spread)
         }
+        RawEventKind::CrashLoop => {
+            let pools = crash_loop_pools(
+                &format!("{path}.pool"),
+                e.pool.as_ref().ok_or_else(|| need("pool"))?,
+                pools,
+            )?;
+            (TriggerKind::CrashLoop { pools }, for_dur()?)
+        }
     };
     let every_ns = match e.every {
         Some(ev) => {
@@ -269,6 +289,51 @@ pub fn trigger(
         every_ns,
         enabled: e.enabled,
     })
+}
+
+/// The pools a crash loop's `pool` (at `path`) names: at least one, each once, each a
+/// pool whose servers restart by their own sync (`[pool.NAME.sync]` with `on_start` and
+/// `on_failure = "restart"`), since the loop is a sync that crashes instead of serving.
+fn crash_loop_pools(path: &str, names: &RawNames, pools: &[PoolCfg]) -> V<Vec<usize>> {
+    let named: Vec<(String, &String)> = match names {
+        RawNames::One(n) => vec![(path.to_string(), n)],
+        RawNames::Many(ns) => ns
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (format!("{path}.{i}"), n))
+            .collect(),
+    };
+    if named.is_empty() {
+        return bad(path, "a crash_loop needs at least one pool");
+    }
+    let known: Vec<String> = pools.iter().map(|p| p.name.clone()).collect();
+    let mut out = Vec::with_capacity(named.len());
+    for (at, name) in named {
+        let p = index_of(&at, "pool", name, &known)?;
+        if out.contains(&p) {
+            return bad(at, format!("names pool `{name}` a second time"));
+        }
+        let missing = match pools[p].sync.as_deref() {
+            None => Some(format!("has no `[pool.{name}.sync]`")),
+            Some(s) if !s.on_start => Some(format!(
+                "does not sync on start (`pool.{name}.sync.on_start = false`)"
+            )),
+            Some(s) if s.on_failure != OnFailure::Restart => Some(format!(
+                "steps out on a failed sync (`pool.{name}.sync.on_failure = \"step_out\"`)"
+            )),
+            Some(_) => None,
+        };
+        if let Some(missing) = missing {
+            return bad(
+                at,
+                format!(
+                    "pool `{name}` {missing}; a crash loop needs servers that read their data when they start and crash and restart when that fails (`on_start = true`, `on_failure = \"restart\"`)"
+                ),
+            );
+        }
+        out.push(p);
+    }
+    Ok(out)
 }
 
 /// The largest slowdown factor (and the inverse of the smallest).
