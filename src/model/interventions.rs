@@ -63,6 +63,9 @@ impl Simulation<'_> {
             for s in 0..pool.servers.len() {
                 self.serve_next(p, s as u32);
             }
+            if old.pools[p].peers != self.cfg.pools[p].peers {
+                self.recheck_fleet(p);
+            }
         }
     }
 }

@@ -156,6 +156,13 @@ pub struct PoolSummary {
     /// only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mean_unhealthy: Option<f64>,
+    /// Time-average servers of the fleet failed at their thread limit (pools with `peers`
+    /// only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean_failed_servers: Option<f64>,
+    /// Servers in the fleet at the end of the run (pools with `peers` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub servers_in_fleet: Option<u32>,
 }
 
 /// `summary.json`: byte-identical for the same scenario, seed and overrides.

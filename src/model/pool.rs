@@ -56,6 +56,8 @@ pub struct Server {
     pub ejected: bool,
     /// Its health checks (pools with `health_check`).
     pub health: super::health::Health,
+    /// Outside its pool's fleet (`peers`: a standby server), so out of routing.
+    pub standby: bool,
 }
 
 impl Server {
@@ -78,8 +80,19 @@ impl Server {
     /// Outlier ejection or its health checks hold it out of the balancer's choices.
     #[inline]
     pub fn held_out(&self) -> bool {
-        self.ejected || self.health.unhealthy
+        self.ejected || self.health.unhealthy || self.standby
     }
+}
+
+/// What holds a pool's server out of service, as its time integrals count it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Held {
+    /// Outlier ejection.
+    Ejected,
+    /// Failed health checks.
+    Unhealthy,
+    /// Failed at its thread limit (`peers`).
+    Failed,
 }
 
 /// Running totals of one pool.
@@ -118,6 +131,8 @@ pub struct PoolStats {
     pub unhealthy_area: u128,
     /// Servers ejected by outlier ejection (each time one is taken out).
     pub ejections: u64,
+    /// Integral over time of the fleet's servers failed at their thread limit (`peers`).
+    pub failed_area: u128,
 }
 
 /// A pool's live state.
@@ -159,6 +174,12 @@ pub struct PoolState {
     /// Servers their health checks hold out now.
     pub unhealthy: u32,
     held_last: SimTime,
+    /// The fleet of a pool with `peers` (`model::peers`).
+    pub fleet: Option<Box<super::peers::Fleet>>,
+    /// Standby servers outside the fleet now (held out of routing).
+    pub standby: u32,
+    /// Servers of the fleet failed at their thread limit now.
+    pub failed: u32,
 }
 
 impl PoolState {
@@ -198,6 +219,27 @@ impl PoolState {
             ejected: 0,
             unhealthy: 0,
             held_last: 0,
+            fleet: None,
+            standby: 0,
+            failed: 0,
+        }
+    }
+
+    /// Server `s` leaves the fleet for standby (down, out of routing) or comes back into it
+    /// (up); the held-out count follows. Call with the integrals up to date.
+    pub fn set_standby(&mut self, s: usize, standby: bool) {
+        let server = &mut self.servers[s];
+        if server.standby == standby {
+            return;
+        }
+        server.standby = standby;
+        server.down = standby;
+        server.view_down = standby;
+        server.health = Default::default();
+        if standby {
+            self.standby += 1;
+        } else {
+            self.standby -= 1;
         }
     }
 
@@ -207,26 +249,27 @@ impl PoolState {
         let dt = (now - self.held_last) as u128;
         self.stats.ejected_area += self.ejected as u128 * dt;
         self.stats.unhealthy_area += self.unhealthy as u128 * dt;
+        self.stats.failed_area += self.failed as u128 * dt;
         self.held_last = now;
     }
 
     /// Servers held out of the balancer's choices now, by either mechanism.
     #[inline]
     pub fn held_out(&self) -> u32 {
-        self.ejected + self.unhealthy
+        self.ejected + self.unhealthy + self.standby
     }
 
-    /// Time-average ejected (`unhealthy` false) or unhealthy servers between two stat
+    /// Time-average servers held out (ejected, unhealthy) or failed between two stat
     /// snapshots `ns` apart.
-    pub fn mean_held_out(&self, unhealthy: bool, from: &PoolStats, ns: SimTime) -> f64 {
-        let (area, from, now) = if unhealthy {
-            (
+    pub fn mean_held_out(&self, which: Held, from: &PoolStats, ns: SimTime) -> f64 {
+        let (area, from, now) = match which {
+            Held::Unhealthy => (
                 self.stats.unhealthy_area,
                 from.unhealthy_area,
                 self.unhealthy,
-            )
-        } else {
-            (self.stats.ejected_area, from.ejected_area, self.ejected)
+            ),
+            Held::Ejected => (self.stats.ejected_area, from.ejected_area, self.ejected),
+            Held::Failed => (self.stats.failed_area, from.failed_area, self.failed),
         };
         if ns == 0 {
             return now as f64;

@@ -134,11 +134,22 @@ impl<'a> Simulation<'a> {
             .pools
             .iter()
             .map(|p| {
-                PoolState::new(
+                let mut state = PoolState::new(
                     p,
                     rng(&format!("pool.{}", p.name)),
                     rng(&format!("balance.{}", p.name)),
-                )
+                );
+                state.fleet = p.peers.map(|pc| {
+                    let servers = state.servers.len() as u32;
+                    let stream = rng(&format!("peers.{}", p.name));
+                    Box::new(super::peers::Fleet::new(
+                        &pc,
+                        servers,
+                        cfg.triggers.len(),
+                        stream,
+                    ))
+                });
+                state
             })
             .collect();
         let classes = cfg
@@ -294,6 +305,7 @@ impl<'a> Simulation<'a> {
         }
         self.schedule_autoscalers();
         self.schedule_health_checks();
+        self.start_fleets();
         // One window end pending at a time keeps the queue small.
         self.queue
             .schedule(self.sc.window.min(self.end), Event::WindowEnd);
@@ -455,6 +467,12 @@ impl<'a> Simulation<'a> {
             Event::Readmit { pool, server } => self.readmit(pool as usize, server),
             Event::HealthCheck { pool } => self.health_check(pool as usize),
             Event::RollingNext { trigger, node } => self.rolling_next(trigger as usize, node),
+            Event::PeerJoin { trigger, k } => self.join_next(trigger as usize, k),
+            Event::PeerLearn {
+                pool,
+                server,
+                version,
+            } => self.peer_learn(pool as usize, server, version),
             Event::NodeDetect { cache, slot, token } => {
                 self.caches[cache as usize].detect(slot as usize, token)
             }

@@ -236,6 +236,8 @@ impl Simulation<'_> {
                 server,
                 fraction,
             } => self.pools[pool].servers[server as usize].fail_fast = fraction,
+            TriggerKind::AddServers { .. } => self.add_servers_start(e),
+            TriggerKind::Restart { pool } => self.restart_fleet(pool),
         }
     }
 
@@ -262,9 +264,11 @@ impl Simulation<'_> {
             TriggerKind::FailFast { pool, server, .. } => {
                 self.pools[pool].servers[server as usize].fail_fast = 0.0;
             }
+            TriggerKind::AddServers { .. } => self.add_servers_end(e),
             TriggerKind::Burst { .. }
             | TriggerKind::RollingRestart { .. }
-            | TriggerKind::Flush { .. } => {}
+            | TriggerKind::Flush { .. }
+            | TriggerKind::Restart { .. } => {}
         }
     }
 

@@ -56,6 +56,9 @@ pub enum Measure {
     /// Time-average servers that failed health checks hold out (pools with health checks
     /// only).
     Unhealthy,
+    /// Time-average servers of the fleet failed at their thread limit (pools with `peers`
+    /// only).
+    FailedServers,
     /// Cache hits over lookups, key by key.
     HitRatio,
     /// Misses that waited for another request's fill of their keys (tiers that `coalesce`
@@ -88,7 +91,7 @@ pub enum Owner {
 
 impl Measure {
     /// Every measure, in column order within its component.
-    pub const ALL: [Measure; 25] = [
+    pub const ALL: [Measure; 26] = [
         Measure::Time,
         Measure::Offered,
         Measure::Attempts,
@@ -108,6 +111,7 @@ impl Measure {
         Measure::FailedFastPerS,
         Measure::Ejected,
         Measure::Unhealthy,
+        Measure::FailedServers,
         Measure::HitRatio,
         Measure::Coalesced,
         Measure::Refreshes,
@@ -146,6 +150,7 @@ impl Measure {
             Measure::FailedFastPerS => "failed_fast_per_s",
             Measure::Ejected => "ejected",
             Measure::Unhealthy => "unhealthy",
+            Measure::FailedServers => "failed_servers",
             Measure::HitRatio => "hit_ratio",
             Measure::Coalesced => "coalesced_per_s",
             Measure::Refreshes => "refreshes_per_s",
@@ -177,7 +182,8 @@ impl Measure {
             | Measure::Servers
             | Measure::FailedFastPerS
             | Measure::Ejected
-            | Measure::Unhealthy => "pool",
+            | Measure::Unhealthy
+            | Measure::FailedServers => "pool",
             Measure::HitRatio | Measure::Coalesced | Measure::Refreshes => "cache",
             Measure::CallsPerS | Measure::CallFailed | Measure::BreakerOpen => "call",
         }
@@ -209,7 +215,7 @@ pub struct Column {
 /// `primary_utilization` with replicas, `waiting_on_calls` with calls, `shed_per_s` when it
 /// sheds, `servers` when it autoscales, `failed_fast_per_s` when a `fail_fast` event names
 /// it or it ejects outliers or checks health, `ejected` when it ejects outliers,
-/// `unhealthy` when it checks health), per cache tier `hit_ratio` (and `coalesced_per_s`
+/// `unhealthy` when it checks health, `failed_servers` with `peers`), per cache tier `hit_ratio` (and `coalesced_per_s`
 /// when it coalesces, `refreshes_per_s` when it refreshes ahead), per pool call
 /// `calls_per_s`, `failed_per_s` (and
 /// `breaker_open` with a breaker), each in the order of [`Measure::ALL`]. A scenario
@@ -257,6 +263,7 @@ pub fn columns(cfg: &Config) -> Vec<Column> {
                 }
                 Measure::Ejected => p.outlier.is_some(),
                 Measure::Unhealthy => p.health_check.is_some(),
+                Measure::FailedServers => p.peers.is_some(),
                 _ => true,
             };
             if has {

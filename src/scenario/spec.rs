@@ -405,6 +405,22 @@ pub struct PoolCfg {
     pub outlier: Option<OutlierCfg>,
     /// The balancer probes its servers, if set ([`HealthCheckCfg`]).
     pub health_check: Option<HealthCheckCfg>,
+    /// A per-server resource that grows with the fleet, if set ([`PeersCfg`]).
+    pub peers: Option<PeersCfg>,
+}
+
+/// A per-server resource that grows with the fleet against a fixed limit
+/// (`[pool.NAME.peers]`, `crate::model::peers`): a server of the fleet holds
+/// `base + per_peer x (N - 1)` threads, N the fleet size it has learned, and fails past
+/// `limit`; after a change of the fleet each server learns the new size within
+/// `learn_within_ns`. The pool's last `standby` servers start outside the fleet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeersCfg {
+    pub base: u64,
+    pub per_peer: u64,
+    pub limit: u64,
+    pub learn_within_ns: SimTime,
+    pub standby: u32,
 }
 
 /// Health checks (`health_check`): every `every_ns` each server is probed; a healthy one
@@ -588,4 +604,15 @@ pub enum TriggerKind {
         server: u32,
         fraction: f64,
     },
+    /// `count` standby servers of a pool with `peers` join its fleet, one every
+    /// `spread_ns / count` from the start (all at once without a spread); at the end the
+    /// last to join leave.
+    AddServers {
+        pool: usize,
+        count: u32,
+        spread_ns: SimTime,
+    },
+    /// Every server in the fleet of a pool with `peers` restarts: its work fails, it
+    /// learns the fleet as it is now and holds its threads anew.
+    Restart { pool: usize },
 }

@@ -51,6 +51,8 @@ fn pool(primary: Option<f64>) -> PoolSummary {
         ejections: None,
         mean_ejected: None,
         mean_unhealthy: None,
+        mean_failed_servers: None,
+        servers_in_fleet: None,
     }
 }
 

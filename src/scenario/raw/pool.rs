@@ -215,6 +215,21 @@ pub struct RawPool {
     pub outlier_ejection: Option<RawOutlierEjection>,
     /// The balancer probes each server and leaves out those failing the probes.
     pub health_check: Option<RawHealthCheck>,
+    /// A per-server resource that grows with the fleet against a fixed limit.
+    pub peers: Option<RawPeers>,
+}
+
+/// `[pool.NAME.peers]` as written: each server of the fleet holds `base + per_peer x
+/// (N - 1)` threads, N the fleet size it has learned (within `learn_within` of a change);
+/// past `limit` it fails. `standby` servers (the pool's last) start outside the fleet.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPeers {
+    pub base: Option<i64>,
+    pub per_peer: i64,
+    pub limit: i64,
+    pub learn_within: Option<Dur>,
+    pub standby: Option<i64>,
 }
 
 /// `health_check = { every = "5s", unhealthy_after = 3, healthy_after = 2 }` as written:

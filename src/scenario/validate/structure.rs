@@ -89,6 +89,12 @@ pub fn same_structure(a: &Config, b: &Config) -> Result<(), String> {
                 x.name
             ));
         }
+        if x.peers.map(|c| c.standby) != y.peers.map(|c| c.standby) {
+            return Err(format!(
+                "pool `{}` gains or loses its `peers` or changes its standby servers",
+                x.name
+            ));
+        }
         if x.client.is_some() != y.client.is_some() {
             return Err(format!(
                 "pool `{}` gains or loses its cluster client",
