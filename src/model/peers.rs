@@ -24,15 +24,22 @@ use crate::engine::Rng;
 use crate::scenario::{PeersCfg, TriggerKind};
 use rand::RngExt;
 
-/// The threads a server holds when it knows a fleet of `known` servers (itself included).
-pub fn threads(cfg: &PeersCfg, known: u32) -> u64 {
+/// The threads a server holds when it knows `peers` servers of its cell (itself
+/// included).
+pub fn threads(cfg: &PeersCfg, peers: u32) -> u64 {
     cfg.base
-        .saturating_add(cfg.per_peer.saturating_mul(known.saturating_sub(1) as u64))
+        .saturating_add(cfg.per_peer.saturating_mul(peers.saturating_sub(1) as u64))
 }
 
-/// The law: a server that knows a fleet of `known` servers can build its shard map.
-pub fn fits(cfg: &PeersCfg, known: u32) -> bool {
-    threads(cfg, known) <= cfg.limit
+/// The servers of cell `cell` (of `cells`) in a fleet of `size`: the fleet's servers are
+/// dealt to the cells in turn (server `s` to cell `s mod cells`).
+pub fn cell_size(size: u32, cells: u32, cell: u32) -> u32 {
+    (size + cells - 1 - cell) / cells
+}
+
+/// The law: server `s`, which knows a fleet of `known` servers, can build its shard map.
+pub fn fits(cfg: &PeersCfg, known: u32, s: u32) -> bool {
+    threads(cfg, cell_size(known, cfg.cells, s % cfg.cells)) <= cfg.limit
 }
 
 /// The fleet of a pool with `peers`: its size, the versions of its membership, what each
@@ -121,7 +128,7 @@ impl Simulation<'_> {
             .peers
             .expect("a pool with a fleet has peers");
         let f = self.pools[p].fleet.as_ref().expect("checked");
-        if !f.failed(s) && !fits(&cfg, f.known(s)) {
+        if !f.failed(s) && !fits(&cfg, f.known(s), s) {
             let pool = &mut self.pools[p];
             pool.integrate_held_out(self.now);
             pool.failed += 1;
@@ -131,7 +138,7 @@ impl Simulation<'_> {
     }
 
     /// An `add_servers` trigger `e` starts: its first server joins now, the next ones one
-    /// every `spread / count`.
+    /// every `spread / (count - 1)`, the last at `spread`.
     pub(super) fn add_servers_start(&mut self, e: usize) {
         self.join_next(e, 0);
     }
@@ -153,7 +160,7 @@ impl Simulation<'_> {
         }
         if k + 1 < count {
             self.queue.schedule(
-                self.now.saturating_add(spread_ns / count as u64),
+                self.now.saturating_add(spread_ns / (count as u64 - 1)),
                 Event::PeerJoin {
                     trigger: e as u16,
                     k: k + 1,
@@ -272,6 +279,7 @@ mod tests {
         limit: 400,
         learn_within_ns: 0,
         standby: 0,
+        cells: 1,
     };
 
     #[test]
@@ -284,13 +292,26 @@ mod tests {
     #[test]
     fn a_fleet_is_healthy_iff_its_threads_are_within_the_limit() {
         // b + k(N - 1) <= L  <=>  N <= (L - b) / k + 1 = 101.
-        assert!(fits(&CFG, 101));
-        assert!(!fits(&CFG, 102));
+        assert!(fits(&CFG, 101, 0));
+        assert!(!fits(&CFG, 102, 0));
         let big = PeersCfg {
             per_peer: u64::MAX,
             ..CFG
         };
-        assert!(fits(&big, 1));
-        assert!(!fits(&big, u32::MAX), "saturates, never wraps");
+        assert!(fits(&big, 1, 0));
+        assert!(!fits(&big, u32::MAX, 0), "saturates, never wraps");
+    }
+
+    #[test]
+    fn cells_deal_the_fleet_in_turn_and_count_peers_per_cell() {
+        // 10 servers in 4 cells: 0 4 8 | 1 5 9 | 2 6 | 3 7.
+        let sizes: Vec<u32> = (0..4).map(|c| cell_size(10, 4, c)).collect();
+        assert_eq!(sizes, [3, 3, 2, 2]);
+        assert_eq!(sizes.iter().sum::<u32>(), 10);
+        assert_eq!(cell_size(10, 1, 0), 10);
+        // 4 cells of 101 fit where one fleet of 404 does not.
+        let cells = PeersCfg { cells: 4, ..CFG };
+        assert!((0..404).all(|s| fits(&cells, 404, s)));
+        assert!(!fits(&cells, 405, 0) && fits(&cells, 405, 1));
     }
 }

@@ -413,7 +413,8 @@ pub struct PoolCfg {
 /// (`[pool.NAME.peers]`, `crate::model::peers`): a server of the fleet holds
 /// `base + per_peer x (N - 1)` threads, N the fleet size it has learned, and fails past
 /// `limit`; after a change of the fleet each server learns the new size within
-/// `learn_within_ns`. The pool's last `standby` servers start outside the fleet.
+/// `learn_within_ns`. The pool's last `standby` servers start outside the fleet; with
+/// `cells`, N counts the servers of its own cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PeersCfg {
     pub base: u64,
@@ -421,6 +422,9 @@ pub struct PeersCfg {
     pub limit: u64,
     pub learn_within_ns: SimTime,
     pub standby: u32,
+    /// Cells the fleet is split in (server `s` in cell `s mod cells`): a server's peers
+    /// are those of its cell.
+    pub cells: u32,
 }
 
 /// Health checks (`health_check`): every `every_ns` each server is probed; a healthy one
@@ -604,9 +608,9 @@ pub enum TriggerKind {
         server: u32,
         fraction: f64,
     },
-    /// `count` standby servers of a pool with `peers` join its fleet, one every
-    /// `spread_ns / count` from the start (all at once without a spread); at the end the
-    /// last to join leave.
+    /// `count` standby servers of a pool with `peers` join its fleet, evenly over
+    /// `spread_ns` (the first at the start, the last `spread_ns` after it); at the end the
+    /// last to join leave first.
     AddServers {
         pool: usize,
         count: u32,

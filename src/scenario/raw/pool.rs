@@ -221,7 +221,8 @@ pub struct RawPool {
 
 /// `[pool.NAME.peers]` as written: each server of the fleet holds `base + per_peer x
 /// (N - 1)` threads, N the fleet size it has learned (within `learn_within` of a change);
-/// past `limit` it fails. `standby` servers (the pool's last) start outside the fleet.
+/// past `limit` it fails. `standby` servers (the pool's last) start outside the fleet;
+/// with `cells`, N counts the servers of the server's own cell.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawPeers {
@@ -230,6 +231,7 @@ pub struct RawPeers {
     pub limit: i64,
     pub learn_within: Option<Dur>,
     pub standby: Option<i64>,
+    pub cells: Option<i64>,
 }
 
 /// `health_check = { every = "5s", unhealthy_after = 3, healthy_after = 2 }` as written:

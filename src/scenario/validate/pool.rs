@@ -310,6 +310,7 @@ fn peers(path: &str, x: &RawPeers, cfg: &PoolCfg) -> V<PeersCfg> {
         limit: int_in(&format!("{path}.limit"), x.limit, 1, MAX_THREADS)? as u64,
         learn_within_ns: x.learn_within.map_or(0, |d| d.0),
         standby,
+        cells: int_in(&format!("{path}.cells"), x.cells.unwrap_or(1), 1, servers)? as u32,
     })
 }
 
