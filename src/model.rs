@@ -64,6 +64,7 @@ pub mod shedding;
 pub mod simulation;
 pub mod slab;
 pub mod stepping;
+pub mod sync;
 pub mod token_bucket;
 pub mod tracing;
 pub mod triggers;

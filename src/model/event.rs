@@ -58,6 +58,12 @@ pub enum Event {
     Readmit { pool: u16, server: u32 },
     /// A pool's balancer probes each of its servers (`health_check`).
     HealthCheck { pool: u16 },
+    /// A server syncs now (a `resync` event spread over its length).
+    SyncNow { pool: u16, server: u32 },
+    /// A server's routine sync is due (`sync.every`).
+    SyncDue { pool: u16, server: u32 },
+    /// A server's retry delay after a failed sync is over: it syncs again, or restarts.
+    SyncRetry { pool: u16, server: u32, token: u32 },
     /// The control plane's delayed look at a cache node that left the catalog.
     NodeDetect { cache: u16, slot: u16, token: u32 },
     /// `add_servers`: the trigger's server `k` (from 0) joins its pool's fleet.

@@ -66,6 +66,10 @@ impl Simulation<'_> {
             if old.pools[p].peers != self.cfg.pools[p].peers {
                 self.recheck_fleet(p);
             }
+            // A larger `max_concurrent` lets waiting syncs start now.
+            if self.cfg.pools[p].sync.is_some() {
+                self.pump(p);
+            }
         }
     }
 }

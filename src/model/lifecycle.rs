@@ -311,7 +311,10 @@ impl Simulation<'_> {
         }
         self.reqs.remove(r);
         if parent_token != 0 {
-            self.call_done(parent, parent_token, c, ok);
+            match self.cfg.classes[c].sync {
+                None => self.call_done(parent, parent_token, c, ok),
+                Some(p) => self.sync_done(p, parent, parent_token, ok),
+            }
         } else if parent != 0 {
             self.user_done(c, parent - 1, ok);
         }

@@ -163,6 +163,9 @@ pub struct PoolSummary {
     /// Servers in the fleet at the end of the run (pools with `peers` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub servers_in_fleet: Option<u32>,
+    /// The pool's server syncs (pools with `sync` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sync: Option<SyncSummary>,
 }
 
 /// `summary.json`: byte-identical for the same scenario, seed and overrides.
@@ -255,4 +258,21 @@ pub struct RunResult {
     pub zoom: Option<(f64, f64)>,
     /// The sampled requests' spans, with `--trace-sample` only.
     pub traces: Option<super::tracing::TraceLog>,
+}
+
+/// A syncing pool's syncs over the run (`[pool.NAME.sync]`).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SyncSummary {
+    /// Sync requests sent.
+    pub syncs: u64,
+    /// Sync requests that came back in time.
+    pub succeeded: u64,
+    /// Sync requests that failed (timed out, or failed at their pool).
+    pub failed: u64,
+    /// Sync requests still in flight at the end.
+    pub in_flight: u64,
+    /// Time-average servers in service (all but those their sync holds out).
+    pub mean_in_service: f64,
+    /// Time-average syncs in flight.
+    pub mean_syncing: f64,
 }

@@ -179,6 +179,9 @@ impl Simulation<'_> {
         f.failed[s as usize] = false;
         self.pools[p].set_standby(s as usize, false);
         self.check_threads(p, s);
+        if self.cfg.pools[p].sync.is_some() && !self.pools[p].servers[s as usize].down {
+            self.server_restarted(p, s);
+        }
     }
 
     /// An `add_servers` trigger `e` ends: the servers it moved in leave the fleet, the
@@ -246,10 +249,24 @@ impl Simulation<'_> {
     }
 
     /// A `restart` trigger restarts every server of pool `p`'s fleet: its work fails, it
-    /// learns the membership as it is now and, past its limit, fails again at once.
+    /// learns the membership as it is now and, past its limit, fails again at once. In a
+    /// pool with `sync` each goes through the sync's restart path instead (up after the
+    /// retry delay, syncing first with `on_start`; the limit is checked when its sync
+    /// succeeds, [`Simulation::peers_vetoed`]).
     pub(super) fn restart_fleet(&mut self, p: usize) {
         let size = self.pools[p].fleet.as_ref().expect("validated: peers").size;
         self.pools[p].integrate_held_out(self.now);
+        if self.cfg.pools[p].sync.is_some() {
+            for s in 0..size {
+                let pool = &mut self.pools[p];
+                let f = pool.fleet.as_mut().expect("checked");
+                if std::mem::take(&mut f.failed[s as usize]) {
+                    pool.failed -= 1;
+                }
+                self.restart_server(p, s);
+            }
+            return;
+        }
         for s in 0..size {
             self.crash_server(p, s);
             let pool = &mut self.pools[p];
@@ -266,6 +283,36 @@ impl Simulation<'_> {
         for s in 0..size {
             self.check_threads(p, s);
         }
+    }
+}
+
+impl Simulation<'_> {
+    /// A sync of server `s` of pool `p` came back: with `peers` the server now knows the
+    /// membership as it is, and the sync fails (vetoed) if that takes it past its limit.
+    pub(super) fn peers_vetoed(&mut self, p: usize, s: u32) -> bool {
+        let Some(f) = self.pools[p].fleet.as_mut() else {
+            return false;
+        };
+        f.learned[s as usize] = f.version();
+        let known = f.known(s);
+        let cfg = self.cfg.pools[p]
+            .peers
+            .expect("a pool with a fleet has peers");
+        !fits(&cfg, known, s)
+    }
+
+    /// Server `s` of pool `p`, whose sync queries its own pool (its peers), finds no
+    /// other server of the fleet up and in service: it has nobody to ask, and builds its
+    /// shard map from the membership alone, at once (the first of a fleet restart).
+    pub(super) fn alone_in_fleet(&self, p: usize, s: u32) -> bool {
+        let Some(f) = &self.pools[p].fleet else {
+            return false;
+        };
+        if self.cfg.pools[p].sync.as_ref().map(|c| c.pool) != Some(p) {
+            return false;
+        }
+        let servers = &self.pools[p].servers;
+        (0..f.size).all(|o| o == s || servers[o as usize].down || servers[o as usize].sync_out)
     }
 }
 

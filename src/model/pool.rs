@@ -58,6 +58,9 @@ pub struct Server {
     pub health: super::health::Health,
     /// Outside its pool's fleet (`peers`: a standby server), so out of routing.
     pub standby: bool,
+    /// Out of service until its sync succeeds (pools with `sync`): held out of routing,
+    /// and work sent to it fails at once.
+    pub sync_out: bool,
 }
 
 impl Server {
@@ -77,10 +80,11 @@ impl Server {
         !self.view_down && !self.held_out()
     }
 
-    /// Outlier ejection or its health checks hold it out of the balancer's choices.
+    /// Outlier ejection, its health checks or its sync hold it out of the balancer's
+    /// choices.
     #[inline]
     pub fn held_out(&self) -> bool {
-        self.ejected || self.health.unhealthy || self.standby
+        self.ejected || self.health.unhealthy || self.sync_out || self.standby
     }
 }
 
@@ -133,6 +137,13 @@ pub struct PoolStats {
     pub ejections: u64,
     /// Integral over time of the fleet's servers failed at their thread limit (`peers`).
     pub failed_area: u128,
+    /// Integrals over time of the servers out of service by their sync, and of the syncs
+    /// in flight (pools with `sync`).
+    pub sync_out_area: u128,
+    pub syncing_area: u128,
+    /// Syncs started, and syncs that failed (timed out, failed, or vetoed).
+    pub syncs: u64,
+    pub syncs_failed: u64,
 }
 
 /// A pool's live state.
@@ -173,6 +184,11 @@ pub struct PoolState {
     pub ejected: u32,
     /// Servers their health checks hold out now.
     pub unhealthy: u32,
+    /// Servers out of service by their sync now, and syncs in flight (pools with `sync`).
+    pub sync_out: u32,
+    pub syncing: u32,
+    /// The sync state of a pool with `sync` (`model::sync`).
+    pub sync: Option<Box<super::sync::SyncState>>,
     held_last: SimTime,
     /// The fleet of a pool with `peers` (`model::peers`).
     pub fleet: Option<Box<super::peers::Fleet>>,
@@ -218,6 +234,9 @@ impl PoolState {
             balancer: Balancer::new(balance_rng),
             ejected: 0,
             unhealthy: 0,
+            sync_out: 0,
+            syncing: 0,
+            sync: None,
             held_last: 0,
             fleet: None,
             standby: 0,
@@ -243,20 +262,40 @@ impl PoolState {
         }
     }
 
-    /// Accumulates the integrals of ejected and unhealthy servers up to `now`; call before
-    /// either count changes and before reading statistics.
+    /// Accumulates the integrals of ejected, unhealthy and out-of-service servers and of
+    /// syncs in flight up to `now`; call before any of those counts changes and before
+    /// reading statistics.
     pub fn integrate_held_out(&mut self, now: SimTime) {
         let dt = (now - self.held_last) as u128;
         self.stats.ejected_area += self.ejected as u128 * dt;
         self.stats.unhealthy_area += self.unhealthy as u128 * dt;
         self.stats.failed_area += self.failed as u128 * dt;
+        self.stats.sync_out_area += self.sync_out as u128 * dt;
+        self.stats.syncing_area += self.syncing as u128 * dt;
         self.held_last = now;
     }
 
-    /// Servers held out of the balancer's choices now, by either mechanism.
+    /// Servers held out of the balancer's choices now, by any mechanism.
     #[inline]
     pub fn held_out(&self) -> u32 {
-        self.ejected + self.unhealthy + self.standby
+        self.ejected + self.unhealthy + self.sync_out + self.standby
+    }
+
+    /// Time-average servers in service by their sync (all but those it holds out) and
+    /// syncs in flight, between two stat snapshots `ns` apart.
+    pub fn mean_sync(&self, from: &PoolStats, ns: SimTime) -> (f64, f64) {
+        // A pool with `peers` counts its fleet only (its standby servers are not serving).
+        if ns == 0 {
+            let n = self.servers.len() as u32 - self.standby;
+            return ((n - self.sync_out) as f64, self.syncing as f64);
+        }
+        let n = match self.fleet {
+            Some(_) => self.mean_live(from, ns),
+            None => self.servers.len() as f64,
+        };
+        let out = (self.stats.sync_out_area - from.sync_out_area) as f64 / ns as f64;
+        let syncing = (self.stats.syncing_area - from.syncing_area) as f64 / ns as f64;
+        (n - out, syncing)
     }
 
     /// Time-average servers held out (ejected, unhealthy) or failed between two stat

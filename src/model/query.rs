@@ -272,7 +272,10 @@ impl Simulation<'_> {
         let step = self.reqs[r].step as usize;
         let st = &self.cfg.classes[c].steps[step];
         let (q, hedged) = (&st.query, st.hedge.is_some());
-        let part = Part::of(q);
+        let mut part = Part::of(q);
+        if q.grows {
+            part.cost *= self.sync_growth(c);
+        }
         let (fanout, timeout_ns) = (q.fanout, q.timeout_ns);
         let mut deadline = self.reqs[r].deadline;
         if timeout_ns != SimTime::MAX {

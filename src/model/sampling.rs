@@ -155,6 +155,12 @@ impl Simulation<'_> {
                     Measure::FailedServers => {
                         pool.mean_held_out(Held::Failed, &pool.window_mark, span)
                     }
+                    Measure::InService => pool.mean_sync(&pool.window_mark, span).0,
+                    Measure::Syncing => pool.mean_sync(&pool.window_mark, span).1,
+                    Measure::SyncsPerS => rate(pool.stats.syncs, pool.window_mark.syncs),
+                    Measure::SyncFailedPerS => {
+                        rate(pool.stats.syncs_failed, pool.window_mark.syncs_failed)
+                    }
                     _ => f64::NAN,
                 }
             }
@@ -227,6 +233,10 @@ impl Simulation<'_> {
                 p50: q(0.5),
                 p99: q(0.99),
             };
+            // A pool's syncs are summed up with the pool.
+            if cfg.sync.is_some() {
+                continue;
+            }
             let hedged = cfg.steps.iter().any(|st| st.hedge.is_some());
             if cfg.call.is_some() {
                 calls.insert(
@@ -322,6 +332,18 @@ impl Simulation<'_> {
                         .peers
                         .map(|_| pool.mean_held_out(Held::Failed, &Default::default(), self.end)),
                     servers_in_fleet: pool.fleet.as_ref().map(|f| f.size),
+                    sync: pcfg.sync.as_ref().map(|sc| {
+                        let (in_service, syncing) = pool.mean_sync(&Default::default(), self.end);
+                        let k = self.classes[sc.class].counts;
+                        SyncSummary {
+                            syncs: s.syncs,
+                            succeeded: k.succeeded,
+                            failed: k.failed,
+                            in_flight: live[sc.class],
+                            mean_in_service: in_service,
+                            mean_syncing: syncing,
+                        }
+                    }),
                 },
             );
         }

@@ -36,6 +36,11 @@ impl Simulation<'_> {
             }
             return Err(Failure::Error);
         }
+        if server.sync_out {
+            // Out of service until its sync succeeds: the work fails at once.
+            pool.stats.failed_fast += 1;
+            return Err(Failure::Error);
+        }
         if server.fail_fast > 0.0 && self.fails_fast(p, job.server) {
             return Err(Failure::Error);
         }

@@ -134,13 +134,13 @@ impl<'a> Simulation<'a> {
             .pools
             .iter()
             .map(|p| {
-                let mut state = PoolState::new(
+                let mut pool = PoolState::new(
                     p,
                     rng(&format!("pool.{}", p.name)),
                     rng(&format!("balance.{}", p.name)),
                 );
-                state.fleet = p.peers.map(|pc| {
-                    let servers = state.servers.len() as u32;
+                pool.fleet = p.peers.map(|pc| {
+                    let servers = pool.servers.len() as u32;
                     let stream = rng(&format!("peers.{}", p.name));
                     Box::new(super::peers::Fleet::new(
                         &pc,
@@ -149,7 +149,12 @@ impl<'a> Simulation<'a> {
                         stream,
                     ))
                 });
-                state
+                if p.sync.is_some() {
+                    let n = pool.servers.len();
+                    let st = super::sync::SyncState::new(n, rng(&format!("sync.{}", p.name)));
+                    pool.sync = Some(Box::new(st));
+                }
+                pool
             })
             .collect();
         let classes = cfg
@@ -306,6 +311,7 @@ impl<'a> Simulation<'a> {
         self.schedule_autoscalers();
         self.schedule_health_checks();
         self.start_fleets();
+        self.schedule_syncs();
         // One window end pending at a time keeps the queue small.
         self.queue
             .schedule(self.sc.window.min(self.end), Event::WindowEnd);
@@ -466,6 +472,13 @@ impl<'a> Simulation<'a> {
             Event::ServerUp { pool, server } => self.server_up(pool as usize, server),
             Event::Readmit { pool, server } => self.readmit(pool as usize, server),
             Event::HealthCheck { pool } => self.health_check(pool as usize),
+            Event::SyncDue { pool, server } => self.sync_due(pool as usize, server),
+            Event::SyncNow { pool, server } => self.request_sync(pool as usize, server),
+            Event::SyncRetry {
+                pool,
+                server,
+                token,
+            } => self.sync_retry(pool as usize, server, token),
             Event::RollingNext { trigger, node } => self.rolling_next(trigger as usize, node),
             Event::PeerJoin { trigger, k } => self.join_next(trigger as usize, k),
             Event::PeerLearn {

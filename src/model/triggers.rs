@@ -238,6 +238,7 @@ impl Simulation<'_> {
             } => self.pools[pool].servers[server as usize].fail_fast = fraction,
             TriggerKind::AddServers { .. } => self.add_servers_start(e),
             TriggerKind::Restart { pool } => self.restart_fleet(pool),
+            TriggerKind::Resync { pool, servers } => self.resync(pool, servers, tr.for_ns),
         }
     }
 
@@ -260,6 +261,9 @@ impl Simulation<'_> {
                 if self.cfg.pools[pool].client.is_none() {
                     p.refresh_view();
                 }
+                if self.cfg.pools[pool].sync.is_some() {
+                    self.server_restarted(pool, server);
+                }
             }
             TriggerKind::FailFast { pool, server, .. } => {
                 self.pools[pool].servers[server as usize].fail_fast = 0.0;
@@ -268,7 +272,8 @@ impl Simulation<'_> {
             TriggerKind::Burst { .. }
             | TriggerKind::RollingRestart { .. }
             | TriggerKind::Flush { .. }
-            | TriggerKind::Restart { .. } => {}
+            | TriggerKind::Restart { .. }
+            | TriggerKind::Resync { .. } => {}
         }
     }
 

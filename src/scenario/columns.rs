@@ -59,6 +59,15 @@ pub enum Measure {
     /// Time-average servers of the fleet failed at their thread limit (pools with `peers`
     /// only).
     FailedServers,
+    /// Time-average servers in service: all but those their sync holds out (pools with
+    /// `sync` only).
+    InService,
+    /// Time-average syncs in flight (pools with `sync` only).
+    Syncing,
+    /// Syncs started (pools with `sync` only).
+    SyncsPerS,
+    /// Syncs that failed: timed out, failed, or vetoed (pools with `sync` only).
+    SyncFailedPerS,
     /// Cache hits over lookups, key by key.
     HitRatio,
     /// Misses that waited for another request's fill of their keys (tiers that `coalesce`
@@ -91,7 +100,7 @@ pub enum Owner {
 
 impl Measure {
     /// Every measure, in column order within its component.
-    pub const ALL: [Measure; 26] = [
+    pub const ALL: [Measure; 30] = [
         Measure::Time,
         Measure::Offered,
         Measure::Attempts,
@@ -112,6 +121,10 @@ impl Measure {
         Measure::Ejected,
         Measure::Unhealthy,
         Measure::FailedServers,
+        Measure::InService,
+        Measure::Syncing,
+        Measure::SyncsPerS,
+        Measure::SyncFailedPerS,
         Measure::HitRatio,
         Measure::Coalesced,
         Measure::Refreshes,
@@ -151,6 +164,10 @@ impl Measure {
             Measure::Ejected => "ejected",
             Measure::Unhealthy => "unhealthy",
             Measure::FailedServers => "failed_servers",
+            Measure::InService => "in_service",
+            Measure::Syncing => "syncing",
+            Measure::SyncsPerS => "syncs_per_s",
+            Measure::SyncFailedPerS => "sync_failed_per_s",
             Measure::HitRatio => "hit_ratio",
             Measure::Coalesced => "coalesced_per_s",
             Measure::Refreshes => "refreshes_per_s",
@@ -183,7 +200,11 @@ impl Measure {
             | Measure::FailedFastPerS
             | Measure::Ejected
             | Measure::Unhealthy
-            | Measure::FailedServers => "pool",
+            | Measure::FailedServers
+            | Measure::InService
+            | Measure::Syncing
+            | Measure::SyncsPerS
+            | Measure::SyncFailedPerS => "pool",
             Measure::HitRatio | Measure::Coalesced | Measure::Refreshes => "cache",
             Measure::CallsPerS | Measure::CallFailed | Measure::BreakerOpen => "call",
         }
@@ -214,8 +235,9 @@ pub struct Column {
 /// measures (`slow_per_s` only for the class of an SLO measure), per pool `utilization`, `queue_len`, `queries_per_s` (and
 /// `primary_utilization` with replicas, `waiting_on_calls` with calls, `shed_per_s` when it
 /// sheds, `servers` when it autoscales, `failed_fast_per_s` when a `fail_fast` event names
-/// it or it ejects outliers or checks health, `ejected` when it ejects outliers,
-/// `unhealthy` when it checks health, `failed_servers` with `peers`), per cache tier `hit_ratio` (and `coalesced_per_s`
+/// it or it ejects outliers, checks health or syncs, `ejected` when it ejects outliers,
+/// `unhealthy` when it checks health, `failed_servers` with `peers`, `in_service`,
+/// `syncing`, `syncs_per_s` and `sync_failed_per_s` when it syncs), per cache tier `hit_ratio` (and `coalesced_per_s`
 /// when it coalesces, `refreshes_per_s` when it refreshes ahead), per pool call
 /// `calls_per_s`, `failed_per_s` (and
 /// `breaker_open` with a breaker), each in the order of [`Measure::ALL`]. A scenario
@@ -259,11 +281,18 @@ pub fn columns(cfg: &Config) -> Vec<Column> {
                 Measure::ShedPerS => p.shed.is_some(),
                 Measure::Servers => p.autoscale.is_some(),
                 Measure::FailedFastPerS => {
-                    p.outlier.is_some() || p.health_check.is_some() || fails_fast(i)
+                    p.outlier.is_some()
+                        || p.health_check.is_some()
+                        || p.sync.is_some()
+                        || fails_fast(i)
                 }
                 Measure::Ejected => p.outlier.is_some(),
                 Measure::Unhealthy => p.health_check.is_some(),
                 Measure::FailedServers => p.peers.is_some(),
+                Measure::InService
+                | Measure::Syncing
+                | Measure::SyncsPerS
+                | Measure::SyncFailedPerS => p.sync.is_some(),
                 _ => true,
             };
             if has {

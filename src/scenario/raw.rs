@@ -395,6 +395,8 @@ pub enum RawEventKind {
     AddServers,
     /// Every server of a pool with `peers`'s fleet restarts.
     Restart,
+    /// A share of a syncing pool's servers sync at once (`[pool.NAME.sync]`).
+    Resync,
 }
 
 /// A time-triggered disturbance. Which fields apply depends on `kind`.
@@ -555,6 +557,7 @@ pub fn choices(path: &str) -> Option<&'static [&'static str]> {
         "deadline" => Some(variants_of::<DeadlineMode>()),
         "signal" => Some(variants_of::<ScaleSignal>()),
         "scale_in" => Some(variants_of::<ScaleIn>()),
+        "on_failure" => Some(variants_of::<OnFailure>()),
         "with" if keys.next() == Some("slowdown") => Some(variants_of::<SlowdownWith>()),
         _ => None,
     }

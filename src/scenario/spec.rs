@@ -8,8 +8,8 @@ pub mod sweep;
 
 use super::provenance::Provenance;
 pub use super::raw::{
-    Backoff, Balance, Completion, Discipline, Failure, Fanout, Jitter, Law, MissPolicy, ReadPref,
-    ScaleIn, ScaleSignal, SlowdownWith, TtlRefresh,
+    Backoff, Balance, Completion, Discipline, Failure, Fanout, Jitter, Law, MissPolicy, OnFailure,
+    ReadPref, ScaleIn, ScaleSignal, SlowdownWith, TtlRefresh,
 };
 use crate::engine::time::SimTime;
 pub use collapse::{Collapse, CollapseLevel};
@@ -155,6 +155,9 @@ pub struct ClassCfg {
     pub steps: Vec<StepCfg>,
     /// For the class of a pool call: its index in [`Config::calls`].
     pub call: Option<usize>,
+    /// For the class of a pool's sync requests: the syncing pool (index into
+    /// [`Config::pools`]).
+    pub sync: Option<usize>,
     /// A closed-loop population instead of open arrivals (`rate_per_s` is then 0).
     pub users: Option<UsersCfg>,
 }
@@ -348,6 +351,9 @@ pub struct QueryCfg {
     /// query counts as failed and may be retried while the original keeps running.
     pub timeout_ns: SimTime,
     pub retry: RetryCfg,
+    /// A sync's query, whose cost follows its pool's `growth` over run time
+    /// (`crate::model::sync`); false for every other query.
+    pub grows: bool,
 }
 
 /// A service-time law.
@@ -405,6 +411,8 @@ pub struct PoolCfg {
     pub outlier: Option<OutlierCfg>,
     /// The balancer probes its servers, if set ([`HealthCheckCfg`]).
     pub health_check: Option<HealthCheckCfg>,
+    /// Each server serves only while its sync succeeds, if set ([`SyncCfg`]).
+    pub sync: Option<Box<SyncCfg>>,
     /// A per-server resource that grows with the fleet, if set ([`PeersCfg`]).
     pub peers: Option<PeersCfg>,
 }
@@ -425,6 +433,30 @@ pub struct PeersCfg {
     /// Cells the fleet is split in (server `s` in cell `s mod cells`): a server's peers
     /// are those of its cell.
     pub cells: u32,
+}
+
+/// A pool's server sync (`[pool.NAME.sync]`, `crate::model::sync`): each server's request
+/// of class `class` to pool `pool` decides whether it serves.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SyncCfg {
+    /// The pool the sync queries (index into [`Config::pools`]; may be the pool itself).
+    pub pool: usize,
+    /// The sync requests' class (index into [`Config::classes`], after the calls'): its
+    /// one step queries `pool` with `cost`, its timeout is the sync's, it never retries
+    /// by itself (the sync's `retry` does, server by server).
+    pub class: usize,
+    /// The query's cost multiplier at time t is `growth.factor(t)` (1 without `growth`).
+    pub growth: Profile,
+    /// Routine syncs: each server every `every_ns`, at phases spread evenly.
+    pub every_ns: Option<SimTime>,
+    /// A server that (re)starts syncs before it serves.
+    pub on_start: bool,
+    pub on_failure: OnFailure,
+    /// The delay before the next attempt after a failure (attempts unbounded, no budget).
+    pub retry: RetryCfg,
+    /// The most of the pool's servers with a sync in flight (`u32::MAX`: unbounded; 0
+    /// pauses every sync).
+    pub max_concurrent: u32,
 }
 
 /// Health checks (`health_check`): every `every_ns` each server is probed; a healthy one
@@ -619,4 +651,7 @@ pub enum TriggerKind {
     /// Every server in the fleet of a pool with `peers` restarts: its work fails, it
     /// learns the fleet as it is now and holds its threads anew.
     Restart { pool: usize },
+    /// The first `servers` servers of a syncing pool start a sync (`crate::model::sync`):
+    /// all at the event's start, or spread evenly over its length.
+    Resync { pool: usize, servers: u32 },
 }

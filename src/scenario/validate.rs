@@ -18,6 +18,7 @@ mod service;
 mod slo;
 mod structure;
 mod sweep;
+mod sync;
 mod trigger;
 
 use super::raw::RawScenario;
@@ -138,6 +139,8 @@ pub fn validate(raw: &RawScenario) -> V<(Meta, Config)> {
     let clients = classes.len();
     let (calls, call_classes) = call::calls(&raw.pool, &mut pools, &targets, clients)?;
     classes.extend(call_classes);
+    let first_sync = classes.len();
+    classes.extend(sync::syncs(&raw.pool, &mut pools, &pool_names, first_sync)?);
     at_most(
         "pool",
         "classes and pools' calls together",

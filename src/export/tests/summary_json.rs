@@ -53,6 +53,7 @@ fn pool(primary: Option<f64>) -> PoolSummary {
         mean_unhealthy: None,
         mean_failed_servers: None,
         servers_in_fleet: None,
+        sync: None,
     }
 }
 

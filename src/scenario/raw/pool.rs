@@ -215,6 +215,9 @@ pub struct RawPool {
     pub outlier_ejection: Option<RawOutlierEjection>,
     /// The balancer probes each server and leaves out those failing the probes.
     pub health_check: Option<RawHealthCheck>,
+    /// Each server serves only while its own request to a pool is answered in time
+    /// (`[pool.NAME.sync]`, `model::sync`).
+    pub sync: Option<RawSync>,
     /// A per-server resource that grows with the fleet against a fixed limit.
     pub peers: Option<RawPeers>,
 }
@@ -232,6 +235,37 @@ pub struct RawPeers {
     pub learn_within: Option<Dur>,
     pub standby: Option<i64>,
     pub cells: Option<i64>,
+}
+
+/// `[pool.NAME.sync]` as written: each server's sync request (to `pool`, of `cost`, with
+/// `growth` over run time), its `timeout`, routine period `every`, whether a (re)started
+/// server syncs first (`on_start`), what a failure does (`on_failure`), the delay before
+/// the next attempt (`retry`) and the most syncs in flight at once (`max_concurrent`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSync {
+    pub pool: String,
+    pub cost: Option<f64>,
+    pub growth: Option<super::RawProfile>,
+    pub timeout: Dur,
+    pub every: Option<Dur>,
+    #[serde(default)]
+    pub on_start: bool,
+    #[serde(default)]
+    pub on_failure: OnFailure,
+    pub retry: Option<super::RawRetry>,
+    pub max_concurrent: Option<i64>,
+}
+
+/// What a server whose sync failed does (`on_failure`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum OnFailure {
+    /// It stays up but takes no work until a sync succeeds (DynamoDB 2015).
+    #[default]
+    StepOut,
+    /// It crashes (queued work fails) and restarts after the retry delay (GCP 2025).
+    Restart,
 }
 
 /// `health_check = { every = "5s", unhealthy_after = 3, healthy_after = 2 }` as written:

@@ -157,6 +157,7 @@ pub fn calls(
                 rate_limit: None,
                 steps: vec![st],
                 call: Some(idx),
+                sync: None,
                 users: None,
             });
             made.push((rc.endpoint.as_ref(), rc.parallel, idx));

@@ -57,6 +57,7 @@ pub fn class(path: &str, name: &str, c: &RawClass, targets: &Targets) -> V<Class
         rate_limit,
         steps,
         call: None,
+        sync: None,
         users,
     })
 }
@@ -116,7 +117,7 @@ fn population(path: &str, c: &RawClass) -> V<Option<UsersCfg>> {
     }))
 }
 
-fn profile(path: &str, p: &RawProfile) -> V<Profile> {
+pub(super) fn profile(path: &str, p: &RawProfile) -> V<Profile> {
     if p.points.is_empty() {
         return bad(
             format!("{path}.points"),
@@ -380,6 +381,7 @@ pub(super) fn step(path: &str, s: &RawStep, targets: &Targets, call: bool) -> V<
             read: s.read.unwrap_or_default(),
             timeout_ns,
             retry,
+            grows: false,
         },
     })
 }

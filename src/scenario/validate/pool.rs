@@ -170,6 +170,7 @@ pub fn pool(path: &str, name: &str, p: &RawPool) -> V<PoolCfg> {
         ("outlier_ejection", p.outlier_ejection.is_some()),
         ("health_check", p.health_check.is_some()),
         ("peers", p.peers.is_some()),
+        ("sync", p.sync.is_some()),
     ] {
         if autoscale.is_some() && given {
             return bad(
@@ -229,6 +230,8 @@ pub fn pool(path: &str, name: &str, p: &RawPool) -> V<PoolCfg> {
             None => None,
         },
         peers: None,
+        // Filled in by `sync::syncs` once every pool is known.
+        sync: None,
     };
     if let Some(x) = &p.peers {
         cfg.peers = Some(peers(&format!("{path}.peers"), x, &cfg)?);

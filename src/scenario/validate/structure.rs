@@ -95,6 +95,16 @@ pub fn same_structure(a: &Config, b: &Config) -> Result<(), String> {
                 x.name
             ));
         }
+        let sync = |c: &crate::scenario::spec::PoolCfg| {
+            c.sync.as_ref().map(|s| (s.pool, s.every_ns.is_some()))
+        };
+        if sync(x) != sync(y) {
+            return Err(format!(
+                "pool `{}` gains or loses its sync, its routine syncs (`every`) or the pool \
+                 its sync queries",
+                x.name
+            ));
+        }
         if x.client.is_some() != y.client.is_some() {
             return Err(format!(
                 "pool `{}` gains or loses its cluster client",

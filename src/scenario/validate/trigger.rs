@@ -33,6 +33,7 @@ pub fn trigger(
         ),
         RawEventKind::AddServers => ("add_servers", &["pool", "count", "spread", "for"]),
         RawEventKind::Restart => ("restart", &["pool"]),
+        RawEventKind::Resync => ("resync", &["pool", "fraction", "for"]),
     };
     let given = [
         ("pool", e.pool.is_some()),
@@ -267,6 +268,33 @@ pub fn trigger(
             },
             0,
         ),
+        RawEventKind::Resync => {
+            let pool = find_pool()?;
+            if pools[pool].sync.is_none() {
+                return bad(
+                    format!("{path}.pool"),
+                    format!(
+                        "pool `{}` has no `[pool.{}.sync]`; a resync event makes a syncing \
+                         pool's servers sync at once",
+                        pools[pool].name, pools[pool].name
+                    ),
+                );
+            }
+            let fraction = e.fraction.unwrap_or(1.0);
+            if !(fraction > 0.0 && fraction <= 1.0) {
+                return bad(
+                    format!("{path}.fraction"),
+                    format!("must be a fraction in (0, 1], not {fraction}"),
+                );
+            }
+            let n = pools[pool].shards * (1 + pools[pool].replicas);
+            let servers = ((fraction * n as f64).round() as u32).clamp(1, n);
+            let spread = match e.for_ {
+                Some(d) => nonzero_dur(&format!("{path}.for"), d)?,
+                None => 0,
+            };
+            (TriggerKind::Resync { pool, servers }, spread)
+        }
     };
     let every_ns = match e.every {
         Some(ev) => {
