@@ -287,6 +287,11 @@ impl Simulation<'_> {
 }
 
 impl Simulation<'_> {
+    /// Server `s` of pool `p` has failed at its thread limit (and is not restarted yet).
+    pub(super) fn peers_failed(&self, p: usize, s: u32) -> bool {
+        self.pools[p].fleet.as_ref().is_some_and(|f| f.failed(s))
+    }
+
     /// A sync of server `s` of pool `p` came back: with `peers` the server now knows the
     /// membership as it is, and the sync fails (vetoed) if that takes it past its limit.
     pub(super) fn peers_vetoed(&mut self, p: usize, s: u32) -> bool {

@@ -170,6 +170,9 @@ impl Simulation<'_> {
     /// keeps its place; one backing off syncs now instead; one restarting syncs when it is
     /// up.
     pub fn request_sync(&mut self, p: usize, s: u32) {
+        if self.peers_failed(p, s) {
+            return; // `peers`: stuck past its thread limit until restarted
+        }
         let server = &mut self.sync_state(p).servers[s as usize];
         match server.phase {
             Phase::Waiting | Phase::InFlight | Phase::Restarting => return,

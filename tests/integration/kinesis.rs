@@ -118,3 +118,132 @@ fn one_server_past_the_limit_fails_every_server_uniformly_within_learn_within() 
     assert!(row(add) > 0.0);
     assert!(row(add + within - 360.0) < n + 1.0);
 }
+
+// The AWS Kinesis 2020-11-25 scenario (t = 0 is 2:00 AM PST; rows of 5 min).
+
+const NAME: &str = "aws-kinesis-2020-11-25";
+const H: f64 = 3600.0;
+/// 3:47 AM, the second added server joins (the first, at 2:44, still fits).
+const CROSSING: f64 = 1.0 * H + 47.0 * 60.0;
+/// 7:00 AM, the added servers are removed; 9:39 AM, the fleet is restarted.
+const REMOVAL: f64 = 5.0 * H;
+const RESTART: f64 = 7.0 * H + 39.0 * 60.0;
+
+fn story(variant: Option<&str>) -> RunResult {
+    run(&bundled(NAME, variant, &[]), 0)
+}
+
+/// Goodput over offered puts in [from, to) seconds.
+fn served(r: &RunResult, from: f64, to: f64) -> f64 {
+    mean_between(r, "put.goodput_per_s", from, to) / mean_between(r, "put.offered_per_s", from, to)
+}
+
+#[test]
+fn a_small_addition_flips_every_front_end_at_once_after_the_lag() {
+    let r = story(None);
+    // The first added server (2:44) fits: nothing fails until the second joins at 3:47.
+    assert_eq!(
+        mean_between(&r, "fe.failed_servers", 0.0, CROSSING - 300.0),
+        0.0
+    );
+    assert!(served(&r, 0.0, CROSSING - 300.0) > 0.95);
+    // Not at the addition: most servers learn of it later, within the hour.
+    let first_row = mean_between(&r, "fe.failed_servers", CROSSING - 120.0, CROSSING + 180.0);
+    assert!(
+        first_row < 5.0,
+        "{first_row} failed in the row of the crossing"
+    );
+    // Within the hour every server of the fleet of 22 has failed, and nothing is served.
+    let after = CROSSING + H + 300.0;
+    assert_eq!(mean_between(&r, "fe.failed_servers", after, REMOVAL), 22.0);
+    assert_eq!(served(&r, after, REMOVAL), 0.0);
+}
+
+#[test]
+fn removing_the_added_servers_alone_does_not_bring_service_back() {
+    let r = story(None);
+    // From the removal to the restart the fleet of 20 fits again, yet every server stays
+    // failed: its shard map is broken until it is rebuilt.
+    let (from, to) = (REMOVAL + 300.0, RESTART - 300.0);
+    assert_eq!(mean_between(&r, "fe.failed_servers", from, to), 20.0);
+    assert_eq!(served(&r, from, to), 0.0);
+    // Without the restart it never comes back.
+    let none = story(Some("no-response"));
+    assert_eq!(served(&none, REMOVAL, 21.0 * H), 0.0);
+}
+
+#[test]
+fn a_capped_rejoin_recovers_steadily_from_the_restart() {
+    let r = story(None);
+    let t = r.series.column("time_s").unwrap();
+    let in_service = r.series.column("fe.in_service").unwrap();
+    // After the restart the servers come back one at a time: the count never falls
+    // (a row's time average may be fractional) and reaches the whole fleet.
+    let after: Vec<f64> = t
+        .iter()
+        .zip(&in_service)
+        .filter(|(t, _)| **t >= RESTART + 600.0)
+        .map(|(_, v)| *v)
+        .collect();
+    assert!(after.windows(2).all(|w| w[1] >= w[0]), "{after:?}");
+    assert_eq!(*after.last().unwrap(), 20.0);
+    // The first server is up 25 min after the restart (published: first traffic 10:07
+    // AM), but its worker builds the second's map: puts are served within 75 min.
+    assert_eq!(
+        mean_between(&r, "put.goodput_per_s", RESTART, RESTART + 1500.0),
+        0.0
+    );
+    assert!(mean_between(&r, "fe.in_service", RESTART + 1800.0, RESTART + 2100.0) >= 1.0);
+    assert!(mean_between(&r, "put.goodput_per_s", RESTART, RESTART + 4500.0) > 0.0);
+    // Errors fall steadily: each 2 h more of the puts are served, to at least 90% by the
+    // end (published: fully recovered at 10:23 PM).
+    let shares: Vec<f64> = (0..5)
+        .map(|k| {
+            served(
+                &r,
+                10.0 * H + 2.0 * H * k as f64,
+                12.0 * H + 2.0 * H * k as f64,
+            )
+        })
+        .collect();
+    assert!(shares.windows(2).all(|w| w[1] > w[0]), "{shares:?}");
+    assert!(served(&r, 20.0 * H, 21.0 * H) > 0.9);
+}
+
+#[test]
+fn an_uncapped_rejoin_restarts_servers_whose_build_timed_out() {
+    // Every restarted server builds its map at once, on the few peers in service: builds
+    // wait behind each other past their timeout and their servers restart again.
+    let capped = story(None).summary.pools["fe"].sync.clone().unwrap();
+    let uncapped = story(Some("uncapped-rejoin")).summary.pools["fe"]
+        .sync
+        .clone()
+        .unwrap();
+    assert!(capped.failed <= 2, "capped: {capped:?}");
+    assert!(
+        uncapped.failed > 10 * capped.failed.max(1),
+        "uncapped: {uncapped:?}"
+    );
+}
+
+#[test]
+fn fewer_bigger_servers_cells_or_a_higher_limit_make_the_same_addition_harmless() {
+    for v in ["bigger-servers", "cells", "higher-limit"] {
+        let r = story(Some(v));
+        assert_eq!(
+            mean_between(&r, "fe.failed_servers", 0.0, 21.0 * H),
+            0.0,
+            "{v}: a server failed"
+        );
+        assert!(served(&r, 0.0, 21.0 * H) > 0.95, "{v}");
+    }
+}
+
+#[test]
+fn bootstrapping_from_the_store_rejoins_without_a_failed_build() {
+    let r = story(Some("bootstrap-from-store"));
+    let sync = r.summary.pools["fe"].sync.clone().unwrap();
+    assert_eq!(sync.failed, 0, "{sync:?}");
+    assert!(sync.succeeded >= 20, "{sync:?}");
+    assert!(served(&r, 20.0 * H, 21.0 * H) > 0.9);
+}
