@@ -247,3 +247,26 @@ fn bootstrapping_from_the_store_rejoins_without_a_failed_build() {
     assert!(sync.succeeded >= 20, "{sync:?}");
     assert!(served(&r, 20.0 * H, 21.0 * H) > 0.9);
 }
+
+#[test]
+fn a_restart_after_the_fleet_shrinks_brings_every_server_back_without_sync() {
+    // One server past the limit fails all at once (learn_within 0); removing it leaves
+    // them failed; a `restart` event (no `sync`: the restart is instant) brings them back.
+    let text = fleet(20, 1, (10, 3, 67), 0, 1).replace("for = \"10h\"", "for = \"30m\"")
+        + "[event.fleet-restart]\nkind = \"restart\"\npool = \"fe\"\nat = \"2h\"\n";
+    let r = run(&scenario(&text), 0);
+    // 10 + 3 x 19 = 67 fits; 21 servers hold 70.
+    assert_eq!(mean_between(&r, "fe.failed_servers", 0.0, H - 360.0), 0.0);
+    assert_eq!(
+        mean_between(&r, "fe.failed_servers", H + 360.0, 1.5 * H - 360.0),
+        21.0
+    );
+    assert_eq!(
+        mean_between(&r, "fe.failed_servers", 1.5 * H, 2.0 * H - 360.0),
+        20.0
+    );
+    assert_eq!(served(&r, 1.5 * H, 2.0 * H - 360.0), 0.0);
+    assert_eq!(mean_between(&r, "fe.failed_servers", 2.0 * H, 3.0 * H), 0.0);
+    assert!(served(&r, 2.0 * H, 3.0 * H) > 0.99);
+    assert_eq!(r.summary.pools["fe"].servers_in_fleet, Some(20));
+}
