@@ -54,6 +54,7 @@ pub mod live;
 pub mod metrics;
 pub mod occupancy;
 pub mod outlier;
+pub mod peers;
 pub mod pool;
 pub mod population;
 pub mod pressure;

@@ -70,6 +70,14 @@ pub enum Event {
     SyncRetry { pool: u16, server: u32, token: u32 },
     /// The control plane's delayed look at a cache node that left the catalog.
     NodeDetect { cache: u16, slot: u16, token: u32 },
+    /// `add_servers`: the trigger's server `k` (from 0) joins its pool's fleet.
+    PeerJoin { trigger: u16, k: u32 },
+    /// `peers`: a server of the pool's fleet learns a version of the membership.
+    PeerLearn {
+        pool: u16,
+        server: u32,
+        version: u32,
+    },
     /// A restarted cache node re-registers in the catalog.
     NodeRejoin { cache: u16, slot: u16, token: u32 },
 }

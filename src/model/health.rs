@@ -69,6 +69,9 @@ impl Simulation<'_> {
         let pool = &mut self.pools[p];
         pool.integrate_held_out(self.now);
         for s in 0..pool.servers.len() {
+            if pool.servers[s].standby {
+                continue; // outside the fleet: nobody probes it
+            }
             let passed = !pool.servers[s].down && !pool.fails_fast_now(s as u32);
             let server = &mut pool.servers[s];
             if server.health.probe(&cfg, passed) {

@@ -63,6 +63,9 @@ impl Simulation<'_> {
             for s in 0..pool.servers.len() {
                 self.serve_next(p, s as u32);
             }
+            if old.pools[p].peers != self.cfg.pools[p].peers {
+                self.recheck_fleet(p);
+            }
             // A larger `max_concurrent` lets waiting syncs start now.
             if self.cfg.pools[p].sync.is_some() {
                 self.pump(p);

@@ -160,6 +160,13 @@ pub struct PoolSummary {
     /// `lease` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lease_expired: Option<u64>,
+    /// Time-average servers of the fleet failed at their thread limit (pools with `peers`
+    /// only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean_failed_servers: Option<f64>,
+    /// Servers in the fleet at the end of the run (pools with `peers` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub servers_in_fleet: Option<u32>,
     /// The pool's server syncs (pools with `sync` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sync: Option<SyncSummary>,

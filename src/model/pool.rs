@@ -56,6 +56,8 @@ pub struct Server {
     pub ejected: bool,
     /// Its health checks (pools with `health_check`).
     pub health: super::health::Health,
+    /// Outside its pool's fleet (`peers`: a standby server), so out of routing.
+    pub standby: bool,
     /// Out of service until its sync succeeds (pools with `sync`): held out of routing,
     /// and work sent to it fails at once.
     pub sync_out: bool,
@@ -82,8 +84,19 @@ impl Server {
     /// choices.
     #[inline]
     pub fn held_out(&self) -> bool {
-        self.ejected || self.health.unhealthy || self.sync_out
+        self.ejected || self.health.unhealthy || self.sync_out || self.standby
     }
+}
+
+/// What holds a pool's server out of service, as its time integrals count it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Held {
+    /// Outlier ejection.
+    Ejected,
+    /// Failed health checks.
+    Unhealthy,
+    /// Failed at its thread limit (`peers`).
+    Failed,
 }
 
 /// Running totals of one pool.
@@ -124,6 +137,8 @@ pub struct PoolStats {
     pub ejections: u64,
     /// Jobs whose lease expired (pools with a `lease`: `model::lease`).
     pub lease_expired: u64,
+    /// Integral over time of the fleet's servers failed at their thread limit (`peers`).
+    pub failed_area: u128,
     /// Integrals over time of the servers out of service by their sync, and of the syncs
     /// in flight (pools with `sync`).
     pub sync_out_area: u128,
@@ -177,6 +192,12 @@ pub struct PoolState {
     /// The sync state of a pool with `sync` (`model::sync`).
     pub sync: Option<Box<super::sync::SyncState>>,
     held_last: SimTime,
+    /// The fleet of a pool with `peers` (`model::peers`).
+    pub fleet: Option<Box<super::peers::Fleet>>,
+    /// Standby servers outside the fleet now (held out of routing).
+    pub standby: u32,
+    /// Servers of the fleet failed at their thread limit now.
+    pub failed: u32,
 }
 
 impl PoolState {
@@ -219,6 +240,27 @@ impl PoolState {
             syncing: 0,
             sync: None,
             held_last: 0,
+            fleet: None,
+            standby: 0,
+            failed: 0,
+        }
+    }
+
+    /// Server `s` leaves the fleet for standby (down, out of routing) or comes back into it
+    /// (up); the held-out count follows. Call with the integrals up to date.
+    pub fn set_standby(&mut self, s: usize, standby: bool) {
+        let server = &mut self.servers[s];
+        if server.standby == standby {
+            return;
+        }
+        server.standby = standby;
+        server.down = standby;
+        server.view_down = standby;
+        server.health = Default::default();
+        if standby {
+            self.standby += 1;
+        } else {
+            self.standby -= 1;
         }
     }
 
@@ -229,6 +271,7 @@ impl PoolState {
         let dt = (now - self.held_last) as u128;
         self.stats.ejected_area += self.ejected as u128 * dt;
         self.stats.unhealthy_area += self.unhealthy as u128 * dt;
+        self.stats.failed_area += self.failed as u128 * dt;
         self.stats.sync_out_area += self.sync_out as u128 * dt;
         self.stats.syncing_area += self.syncing as u128 * dt;
         self.held_last = now;
@@ -237,32 +280,37 @@ impl PoolState {
     /// Servers held out of the balancer's choices now, by any mechanism.
     #[inline]
     pub fn held_out(&self) -> u32 {
-        self.ejected + self.unhealthy + self.sync_out
+        self.ejected + self.unhealthy + self.sync_out + self.standby
     }
 
     /// Time-average servers in service by their sync (all but those it holds out) and
     /// syncs in flight, between two stat snapshots `ns` apart.
     pub fn mean_sync(&self, from: &PoolStats, ns: SimTime) -> (f64, f64) {
+        // A pool with `peers` counts its fleet only (its standby servers are not serving).
         if ns == 0 {
-            let n = self.servers.len() as u32;
+            let n = self.servers.len() as u32 - self.standby;
             return ((n - self.sync_out) as f64, self.syncing as f64);
         }
+        let n = match self.fleet {
+            Some(_) => self.mean_live(from, ns),
+            None => self.servers.len() as f64,
+        };
         let out = (self.stats.sync_out_area - from.sync_out_area) as f64 / ns as f64;
         let syncing = (self.stats.syncing_area - from.syncing_area) as f64 / ns as f64;
-        (self.servers.len() as f64 - out, syncing)
+        (n - out, syncing)
     }
 
-    /// Time-average ejected (`unhealthy` false) or unhealthy servers between two stat
+    /// Time-average servers held out (ejected, unhealthy) or failed between two stat
     /// snapshots `ns` apart.
-    pub fn mean_held_out(&self, unhealthy: bool, from: &PoolStats, ns: SimTime) -> f64 {
-        let (area, from, now) = if unhealthy {
-            (
+    pub fn mean_held_out(&self, which: Held, from: &PoolStats, ns: SimTime) -> f64 {
+        let (area, from, now) = match which {
+            Held::Unhealthy => (
                 self.stats.unhealthy_area,
                 from.unhealthy_area,
                 self.unhealthy,
-            )
-        } else {
-            (self.stats.ejected_area, from.ejected_area, self.ejected)
+            ),
+            Held::Ejected => (self.stats.ejected_area, from.ejected_area, self.ejected),
+            Held::Failed => (self.stats.failed_area, from.failed_area, self.failed),
         };
         if ns == 0 {
             return now as f64;

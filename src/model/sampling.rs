@@ -5,6 +5,7 @@
 use super::cache::CacheState;
 use super::event::Event;
 use super::metrics::*;
+use super::pool::Held;
 use super::request::{live_per_class, users_waiting};
 use super::simulation::{SimError, Simulation};
 use super::triggers::markers;
@@ -147,8 +148,13 @@ impl Simulation<'_> {
                     Measure::FailedFastPerS => {
                         rate(pool.stats.failed_fast, pool.window_mark.failed_fast)
                     }
-                    Measure::Ejected => pool.mean_held_out(false, &pool.window_mark, span),
-                    Measure::Unhealthy => pool.mean_held_out(true, &pool.window_mark, span),
+                    Measure::Ejected => pool.mean_held_out(Held::Ejected, &pool.window_mark, span),
+                    Measure::Unhealthy => {
+                        pool.mean_held_out(Held::Unhealthy, &pool.window_mark, span)
+                    }
+                    Measure::FailedServers => {
+                        pool.mean_held_out(Held::Failed, &pool.window_mark, span)
+                    }
                     Measure::LeaseExpiredPerS => {
                         rate(pool.stats.lease_expired, pool.window_mark.lease_expired)
                     }
@@ -321,10 +327,14 @@ impl Simulation<'_> {
                     ejections: pcfg.outlier.map(|_| s.ejections),
                     mean_ejected: pcfg
                         .outlier
-                        .map(|_| pool.mean_held_out(false, &Default::default(), self.end)),
-                    mean_unhealthy: pcfg
-                        .health_check
-                        .map(|_| pool.mean_held_out(true, &Default::default(), self.end)),
+                        .map(|_| pool.mean_held_out(Held::Ejected, &Default::default(), self.end)),
+                    mean_unhealthy: pcfg.health_check.map(|_| {
+                        pool.mean_held_out(Held::Unhealthy, &Default::default(), self.end)
+                    }),
+                    mean_failed_servers: pcfg
+                        .peers
+                        .map(|_| pool.mean_held_out(Held::Failed, &Default::default(), self.end)),
+                    servers_in_fleet: pool.fleet.as_ref().map(|f| f.size),
                     lease_expired: pcfg.lease.map(|_| s.lease_expired),
                     sync: pcfg.sync.as_ref().map(|sc| {
                         let (in_service, syncing) = pool.mean_sync(&Default::default(), self.end);

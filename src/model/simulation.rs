@@ -139,6 +139,16 @@ impl<'a> Simulation<'a> {
                     rng(&format!("pool.{}", p.name)),
                     rng(&format!("balance.{}", p.name)),
                 );
+                pool.fleet = p.peers.map(|pc| {
+                    let servers = pool.servers.len() as u32;
+                    let stream = rng(&format!("peers.{}", p.name));
+                    Box::new(super::peers::Fleet::new(
+                        &pc,
+                        servers,
+                        cfg.triggers.len(),
+                        stream,
+                    ))
+                });
                 if p.sync.is_some() {
                     let n = pool.servers.len();
                     let st = super::sync::SyncState::new(n, rng(&format!("sync.{}", p.name)));
@@ -300,6 +310,7 @@ impl<'a> Simulation<'a> {
         }
         self.schedule_autoscalers();
         self.schedule_health_checks();
+        self.start_fleets();
         self.schedule_syncs();
         // One window end pending at a time keeps the queue small.
         self.queue
@@ -471,6 +482,12 @@ impl<'a> Simulation<'a> {
                 token,
             } => self.sync_retry(pool as usize, server, token),
             Event::RollingNext { trigger, node } => self.rolling_next(trigger as usize, node),
+            Event::PeerJoin { trigger, k } => self.join_next(trigger as usize, k),
+            Event::PeerLearn {
+                pool,
+                server,
+                version,
+            } => self.peer_learn(pool as usize, server, version),
             Event::NodeDetect { cache, slot, token } => {
                 self.caches[cache as usize].detect(slot as usize, token)
             }

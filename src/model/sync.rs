@@ -182,6 +182,9 @@ impl Simulation<'_> {
     /// keeps its place; one backing off syncs now instead; one restarting syncs when it is
     /// up.
     pub fn request_sync(&mut self, p: usize, s: u32) {
+        if self.peers_failed(p, s) {
+            return; // `peers`: stuck past its thread limit until restarted
+        }
         let server = &mut self.sync_state(p).servers[s as usize];
         match server.phase {
             Phase::Waiting | Phase::InFlight | Phase::Restarting => return,
@@ -218,6 +221,16 @@ impl Simulation<'_> {
     /// Server `s` of pool `p` sends its sync request: a request of the sync's class whose
     /// parent is the server, under a fresh token.
     fn launch(&mut self, p: usize, s: u32) {
+        if self.alone_in_fleet(p, s) {
+            // `peers`: no peer in service to ask; it builds its map alone (`model::peers`).
+            self.sync_state(p).servers[s as usize] = SyncServer::default();
+            if self.sync_vetoed(p, s) {
+                self.sync_failed(p, s);
+            } else {
+                self.set_in_service(p, s, true);
+            }
+            return;
+        }
         let token = self.sync_token();
         let server = &mut self.sync_state(p).servers[s as usize];
         server.phase = Phase::InFlight;
@@ -269,9 +282,10 @@ impl Simulation<'_> {
 
     /// The hook "a veto on success": another mechanism's check that a sync which came back
     /// ok must count as failed (GCP 2025: the read returned the poisoned record, so the
-    /// task crashes instead of serving: a crash loop, `Simulation::poisoned`).
-    pub fn sync_vetoed(&mut self, p: usize, _s: u32) -> bool {
-        self.poisoned(p)
+    /// task crashes instead of serving: a crash loop, `Simulation::poisoned`). `peers`: a
+    /// server that would hold more threads than its limit for the fleet it now knows.
+    pub fn sync_vetoed(&mut self, p: usize, s: u32) -> bool {
+        self.poisoned(p) || self.peers_vetoed(p, s)
     }
 
     /// Server `s` of pool `p`'s sync failed: by `on_failure` it steps out and retries after

@@ -242,6 +242,8 @@ impl Simulation<'_> {
                 server,
                 fraction,
             } => self.pools[pool].servers[server as usize].fail_fast = fraction,
+            TriggerKind::AddServers { .. } => self.add_servers_start(e),
+            TriggerKind::Restart { pool } => self.restart_fleet(pool),
             TriggerKind::Resync { pool, servers } => self.resync(pool, servers, tr.for_ns),
             TriggerKind::CrashLoop { .. } => self.crash_loop_start(e),
         }
@@ -273,10 +275,12 @@ impl Simulation<'_> {
             TriggerKind::FailFast { pool, server, .. } => {
                 self.pools[pool].servers[server as usize].fail_fast = 0.0;
             }
+            TriggerKind::AddServers { .. } => self.add_servers_end(e),
             // A crash loop's servers restart by their sync; its veto ends with `active`.
             TriggerKind::Burst { .. }
             | TriggerKind::RollingRestart { .. }
             | TriggerKind::Flush { .. }
+            | TriggerKind::Restart { .. }
             | TriggerKind::Resync { .. }
             | TriggerKind::CrashLoop { .. } => {}
         }

@@ -59,6 +59,9 @@ pub enum Measure {
     /// Jobs whose lease expired: service wasted (and, with `on_expiry = "drop"`, jobs
     /// dropped at dequeue with their lease already past) (pools with a `lease` only).
     LeaseExpiredPerS,
+    /// Time-average servers of the fleet failed at their thread limit (pools with `peers`
+    /// only).
+    FailedServers,
     /// Time-average servers in service: all but those their sync holds out (pools with
     /// `sync` only).
     InService,
@@ -100,7 +103,7 @@ pub enum Owner {
 
 impl Measure {
     /// Every measure, in column order within its component.
-    pub const ALL: [Measure; 30] = [
+    pub const ALL: [Measure; 31] = [
         Measure::Time,
         Measure::Offered,
         Measure::Attempts,
@@ -121,6 +124,7 @@ impl Measure {
         Measure::Ejected,
         Measure::Unhealthy,
         Measure::LeaseExpiredPerS,
+        Measure::FailedServers,
         Measure::InService,
         Measure::Syncing,
         Measure::SyncsPerS,
@@ -164,6 +168,7 @@ impl Measure {
             Measure::Ejected => "ejected",
             Measure::Unhealthy => "unhealthy",
             Measure::LeaseExpiredPerS => "lease_expired_per_s",
+            Measure::FailedServers => "failed_servers",
             Measure::InService => "in_service",
             Measure::Syncing => "syncing",
             Measure::SyncsPerS => "syncs_per_s",
@@ -200,8 +205,9 @@ impl Measure {
             | Measure::FailedFastPerS
             | Measure::Ejected
             | Measure::Unhealthy
-            | Measure::LeaseExpiredPerS => "pool",
-            Measure::InService
+            | Measure::LeaseExpiredPerS
+            | Measure::FailedServers
+            | Measure::InService
             | Measure::Syncing
             | Measure::SyncsPerS
             | Measure::SyncFailedPerS => "pool",
@@ -236,9 +242,9 @@ pub struct Column {
 /// `primary_utilization` with replicas, `waiting_on_calls` with calls, `shed_per_s` when it
 /// sheds, `servers` when it autoscales, `failed_fast_per_s` when a `fail_fast` event names
 /// it or it ejects outliers, checks health or syncs, `ejected` when it ejects outliers,
-/// `unhealthy` when it checks health, `lease_expired_per_s` with a lease, `in_service`,
-/// `syncing`, `syncs_per_s` and `sync_failed_per_s` when it syncs), per cache tier
-/// `hit_ratio` (and `coalesced_per_s`
+/// `unhealthy` when it checks health, `lease_expired_per_s` with a lease, `failed_servers`
+/// with `peers`, `in_service`, `syncing`, `syncs_per_s` and `sync_failed_per_s` when it
+/// syncs), per cache tier `hit_ratio` (and `coalesced_per_s`
 /// when it coalesces, `refreshes_per_s` when it refreshes ahead), per pool call
 /// `calls_per_s`, `failed_per_s` (and
 /// `breaker_open` with a breaker), each in the order of [`Measure::ALL`]. A scenario
@@ -290,6 +296,7 @@ pub fn columns(cfg: &Config) -> Vec<Column> {
                 Measure::Ejected => p.outlier.is_some(),
                 Measure::Unhealthy => p.health_check.is_some(),
                 Measure::LeaseExpiredPerS => p.lease.is_some(),
+                Measure::FailedServers => p.peers.is_some(),
                 Measure::InService
                 | Measure::Syncing
                 | Measure::SyncsPerS

@@ -391,6 +391,10 @@ pub enum RawEventKind {
     Crash,
     /// One server answers its queries with an error at once instead of serving them.
     FailFast,
+    /// Standby servers of a pool with `peers` join its fleet; they leave at the end.
+    AddServers,
+    /// Every server of a pool with `peers`'s fleet restarts.
+    Restart,
     /// A share of a syncing pool's servers sync at once (`[pool.NAME.sync]`).
     Resync,
     /// Every server of one or several pools reads bad data and crashes, and so does each
@@ -421,6 +425,8 @@ pub struct RawEvent {
     pub down_for: Option<Dur>,
     pub shard: Option<i64>,
     pub replica: Option<i64>,
+    /// Servers an `add_servers` event moves into the fleet.
+    pub count: Option<i64>,
 }
 
 fn yes() -> bool {

@@ -415,6 +415,26 @@ pub struct PoolCfg {
     pub lease: Option<LeaseCfg>,
     /// Each server serves only while its sync succeeds, if set ([`SyncCfg`]).
     pub sync: Option<Box<SyncCfg>>,
+    /// A per-server resource that grows with the fleet, if set ([`PeersCfg`]).
+    pub peers: Option<PeersCfg>,
+}
+
+/// A per-server resource that grows with the fleet against a fixed limit
+/// (`[pool.NAME.peers]`, `crate::model::peers`): a server of the fleet holds
+/// `base + per_peer x (N - 1)` threads, N the fleet size it has learned, and fails past
+/// `limit`; after a change of the fleet each server learns the new size within
+/// `learn_within_ns`. The pool's last `standby` servers start outside the fleet; with
+/// `cells`, N counts the servers of its own cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeersCfg {
+    pub base: u64,
+    pub per_peer: u64,
+    pub limit: u64,
+    pub learn_within_ns: SimTime,
+    pub standby: u32,
+    /// Cells the fleet is split in (server `s` in cell `s mod cells`): a server's peers
+    /// are those of its cell.
+    pub cells: u32,
 }
 
 /// Work with its own lease (`[pool.NAME.lease]`, `crate::model::lease`): a job's lease
@@ -640,6 +660,17 @@ pub enum TriggerKind {
         server: u32,
         fraction: f64,
     },
+    /// `count` standby servers of a pool with `peers` join its fleet, evenly over
+    /// `spread_ns` (the first at the start, the last `spread_ns` after it); at the end the
+    /// last to join leave first.
+    AddServers {
+        pool: usize,
+        count: u32,
+        spread_ns: SimTime,
+    },
+    /// Every server in the fleet of a pool with `peers` restarts: its work fails, it
+    /// learns the fleet as it is now and holds its threads anew.
+    Restart { pool: usize },
     /// The first `servers` servers of a syncing pool start a sync (`crate::model::sync`):
     /// all at the event's start, or spread evenly over its length.
     Resync { pool: usize, servers: u32 },

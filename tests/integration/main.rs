@@ -23,6 +23,7 @@ mod grab;
 mod headroom_gate;
 mod hysteresis;
 mod install;
+mod kinesis;
 mod layers;
 mod lb_sinkhole;
 mod lease;

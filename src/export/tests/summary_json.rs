@@ -52,6 +52,8 @@ fn pool(primary: Option<f64>) -> PoolSummary {
         mean_ejected: None,
         mean_unhealthy: None,
         lease_expired: None,
+        mean_failed_servers: None,
+        servers_in_fleet: None,
         sync: None,
     }
 }

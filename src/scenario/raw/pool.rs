@@ -220,6 +220,23 @@ pub struct RawPool {
     /// Each server serves only while its own request to a pool is answered in time
     /// (`[pool.NAME.sync]`, `model::sync`).
     pub sync: Option<RawSync>,
+    /// A per-server resource that grows with the fleet against a fixed limit.
+    pub peers: Option<RawPeers>,
+}
+
+/// `[pool.NAME.peers]` as written: each server of the fleet holds `base + per_peer x
+/// (N - 1)` threads, N the fleet size it has learned (within `learn_within` of a change);
+/// past `limit` it fails. `standby` servers (the pool's last) start outside the fleet;
+/// with `cells`, N counts the servers of the server's own cell.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPeers {
+    pub base: Option<i64>,
+    pub per_peer: i64,
+    pub limit: i64,
+    pub learn_within: Option<Dur>,
+    pub standby: Option<i64>,
+    pub cells: Option<i64>,
 }
 
 /// `[pool.NAME.lease]` as written: each job's lease runs `timeout` from when it entered

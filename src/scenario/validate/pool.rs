@@ -169,6 +169,7 @@ pub fn pool(path: &str, name: &str, p: &RawPool) -> V<PoolCfg> {
     for (key, given) in [
         ("outlier_ejection", p.outlier_ejection.is_some()),
         ("health_check", p.health_check.is_some()),
+        ("peers", p.peers.is_some()),
         ("sync", p.sync.is_some()),
     ] {
         if autoscale.is_some() && given {
@@ -232,9 +233,13 @@ pub fn pool(path: &str, name: &str, p: &RawPool) -> V<PoolCfg> {
             Some(l) => Some(super::lease::lease(path, l, p.autoscale.is_some())?),
             None => None,
         },
+        peers: None,
         // Filled in by `sync::syncs` once every pool is known.
         sync: None,
     };
+    if let Some(x) = &p.peers {
+        cfg.peers = Some(peers(&format!("{path}.peers"), x, &cfg)?);
+    }
     if let Some(o) = &p.outlier_ejection {
         let servers = cfg.shards * (1 + cfg.replicas);
         cfg.outlier = Some(outlier(&format!("{path}.outlier_ejection"), o, servers)?);
@@ -264,6 +269,55 @@ fn outlier(path: &str, o: &RawOutlierEjection, servers: u32) -> V<OutlierCfg> {
         consecutive_errors,
         eject_for_ns,
         max_ejected: ((share * servers as f64).floor() as u32).max(1),
+    })
+}
+
+/// The largest thread counts of `[pool.NAME.peers]` (`base`, `per_peer`, `limit`): far
+/// above any OS limit, and small enough that `base + per_peer x servers` cannot overflow.
+const MAX_THREADS: i64 = 1_000_000_000;
+
+/// Validates `[pool.NAME.peers]` at `path` for the pool `cfg` (shards, replicas known):
+/// one server per shard, `per_peer` at least 1 (a resource that does not grow with the
+/// fleet needs no `peers`), a `limit` of at least 1, and at least one server in the fleet
+/// besides the `standby` ones.
+fn peers(path: &str, x: &RawPeers, cfg: &PoolCfg) -> V<PeersCfg> {
+    if cfg.replicas > 0 {
+        return bad(
+            path,
+            "a pool with `peers` has one server per shard: its servers are the fleet's \
+             members; remove `replicas`",
+        );
+    }
+    let servers = cfg.shards as i64;
+    let standby = match x.standby {
+        Some(s) if s >= servers => {
+            return bad(
+                format!("{path}.standby"),
+                format!(
+                    "must leave at least one of the pool's {servers} servers (its `shards`) \
+                     in the fleet, not {s}"
+                ),
+            );
+        }
+        Some(s) => int_in(&format!("{path}.standby"), s, 0, servers - 1)? as u32,
+        None => 0,
+    };
+    Ok(PeersCfg {
+        base: int_in(&format!("{path}.base"), x.base.unwrap_or(0), 0, MAX_THREADS)? as u64,
+        per_peer: match x.per_peer {
+            0 => {
+                return bad(
+                    format!("{path}.per_peer"),
+                    "must be at least 1: a resource that does not grow with the fleet \
+                     cannot be crossed by adding servers (leave `peers` out)",
+                );
+            }
+            n => int_in(&format!("{path}.per_peer"), n, 1, MAX_THREADS)? as u64,
+        },
+        limit: int_in(&format!("{path}.limit"), x.limit, 1, MAX_THREADS)? as u64,
+        learn_within_ns: x.learn_within.map_or(0, |d| d.0),
+        standby,
+        cells: int_in(&format!("{path}.cells"), x.cells.unwrap_or(1), 1, servers)? as u32,
     })
 }
 

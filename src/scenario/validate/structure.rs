@@ -92,6 +92,12 @@ pub fn same_structure(a: &Config, b: &Config) -> Result<(), String> {
                 x.name
             ));
         }
+        if x.peers.map(|c| c.standby) != y.peers.map(|c| c.standby) {
+            return Err(format!(
+                "pool `{}` gains or loses its `peers` or changes its standby servers",
+                x.name
+            ));
+        }
         let sync = |c: &crate::scenario::spec::PoolCfg| {
             c.sync.as_ref().map(|s| (s.pool, s.every_ns.is_some()))
         };

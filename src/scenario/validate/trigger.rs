@@ -31,6 +31,8 @@ pub fn trigger(
             "fail_fast",
             &["pool", "shard", "replica", "fraction", "for"],
         ),
+        RawEventKind::AddServers => ("add_servers", &["pool", "count", "spread", "for"]),
+        RawEventKind::Restart => ("restart", &["pool"]),
         RawEventKind::Resync => ("resync", &["pool", "fraction", "for"]),
         RawEventKind::CrashLoop => ("crash_loop", &["pool", "for"]),
     };
@@ -47,6 +49,7 @@ pub fn trigger(
         ("down_for", e.down_for.is_some()),
         ("shard", e.shard.is_some()),
         ("replica", e.replica.is_some()),
+        ("count", e.count.is_some()),
     ];
     for (key, present) in given {
         if present && !allowed.contains(&key) {
@@ -117,6 +120,21 @@ pub fn trigger(
             p.replicas as i64,
         )? as u32;
         Ok((pool, shard * (1 + p.replicas) + replica))
+    };
+    // The pool an `add_servers` or `restart` event names: one with `peers`, and its
+    // standby servers.
+    let peers_pool = || -> V<(usize, u32)> {
+        let pool = find_pool()?;
+        match pools[pool].peers {
+            Some(pc) => Ok((pool, pc.standby)),
+            None => bad(
+                format!("{path}.pool"),
+                format!(
+                    "needs a pool with `[pool.{}.peers]`: the {kind_name} event acts on its fleet",
+                    pools[pool].name
+                ),
+            ),
+        }
     };
     let (kind, for_ns) = match e.kind {
         RawEventKind::Slowdown => {
@@ -225,6 +243,43 @@ pub fn trigger(
                 for_dur()?,
             )
         }
+        RawEventKind::AddServers => {
+            let (pool, standby) = peers_pool()?;
+            let count = e.count.ok_or_else(|| need("count"))?;
+            if !(1..=standby as i64).contains(&count) {
+                return bad(
+                    format!("{path}.count"),
+                    format!(
+                        "must be from 1 to the pool's `peers.standby` ({standby}), not \
+                         {count}: only standby servers can join the fleet"
+                    ),
+                );
+            }
+            let count = count as u32;
+            let for_ns = for_dur()?;
+            let spread_ns = e.spread.map_or(0, |d| d.0);
+            if spread_ns >= for_ns {
+                return bad(
+                    format!("{path}.spread"),
+                    "must be shorter than `for`: the servers leave at the event's end, \
+                     after the last has joined",
+                );
+            }
+            (
+                TriggerKind::AddServers {
+                    pool,
+                    count,
+                    spread_ns,
+                },
+                for_ns,
+            )
+        }
+        RawEventKind::Restart => (
+            TriggerKind::Restart {
+                pool: peers_pool()?.0,
+            },
+            0,
+        ),
         RawEventKind::Resync => {
             let pool = find_pool()?;
             if pools[pool].sync.is_none() {
