@@ -58,18 +58,22 @@ impl PoolState {
     /// Time-average servers in service by their sync (all but those it holds out) and
     /// syncs in flight, between two stat snapshots `ns` apart.
     pub fn mean_sync(&self, from: &PoolStats, ns: SimTime) -> (f64, f64) {
-        // A pool with `peers` counts its fleet only (its standby servers are not serving).
+        // A pool with `peers` counts its fleet only (its standby servers are not serving),
+        // and a server failed at its thread limit is not in service either.
         if ns == 0 {
             let n = self.servers.len() as u32 - self.standby;
-            return ((n - self.sync_out) as f64, self.syncing as f64);
+            let out = self.sync_out + self.failed;
+            return (n.saturating_sub(out) as f64, self.syncing as f64);
         }
         let n = match self.fleet {
             Some(_) => self.mean_live(from, ns),
             None => self.servers.len() as f64,
         };
-        let out = (self.stats.sync_out_area - from.sync_out_area) as f64 / ns as f64;
-        let syncing = (self.stats.syncing_area - from.syncing_area) as f64 / ns as f64;
-        (n - out, syncing)
+        let area = |now: u128, was: u128| (now - was) as f64 / ns as f64;
+        let out = area(self.stats.sync_out_area, from.sync_out_area)
+            + area(self.stats.failed_area, from.failed_area);
+        let syncing = area(self.stats.syncing_area, from.syncing_area);
+        ((n - out).max(0.0), syncing)
     }
 
     /// Time-average servers held out (ejected, unhealthy) or failed between two stat
