@@ -510,6 +510,7 @@ pub fn choices(path: &str) -> Option<&'static [&'static str]> {
         "signal" => Some(variants_of::<ScaleSignal>()),
         "scale_in" => Some(variants_of::<ScaleIn>()),
         "on_failure" => Some(variants_of::<OnFailure>()),
+        "on_unhealthy" => Some(variants_of::<OnUnhealthy>()),
         "with" if keys.next() == Some("slowdown") => Some(variants_of::<SlowdownWith>()),
         _ => None,
     }

@@ -10,7 +10,7 @@ pub mod sweep;
 use super::provenance::Provenance;
 pub use super::raw::{
     Backoff, Balance, Completion, Discipline, Failure, Fanout, Jitter, Law, MissPolicy, OnExpiry,
-    OnFailure, ReadPref, ScaleIn, ScaleSignal, SlowdownWith, TtlRefresh,
+    OnFailure, OnUnhealthy, ReadPref, ScaleIn, ScaleSignal, SlowdownWith, TtlRefresh,
 };
 use crate::engine::time::SimTime;
 pub use collapse::{Collapse, CollapseLevel};

@@ -211,19 +211,32 @@ fn a_capped_rejoin_recovers_steadily_from_the_restart() {
 }
 
 #[test]
-fn an_uncapped_rejoin_restarts_servers_whose_build_timed_out() {
-    // Every restarted server builds its map at once, on the few peers in service: builds
-    // wait behind each other past their timeout and their servers restart again.
-    let capped = story(None).summary.pools["fe"].sync.clone().unwrap();
-    let uncapped = story(Some("uncapped-rejoin")).summary.pools["fe"]
-        .sync
-        .clone()
-        .unwrap();
+fn a_capped_rejoin_recovers_where_an_uncapped_one_does_not() {
+    // Uncapped, every restarted server builds its map at once on the one peer in service;
+    // holding more than one build it misses its health checks and is restarted, and the
+    // builds it held fail with it: the fleet loses ground again and again.
+    let (capped_run, uncapped_run) = (story(None), story(Some("uncapped-rejoin")));
+    let capped = capped_run.summary.pools["fe"].sync.clone().unwrap();
+    let uncapped = uncapped_run.summary.pools["fe"].sync.clone().unwrap();
     assert!(capped.failed <= 2, "capped: {capped:?}");
     assert!(
         uncapped.failed > 10 * capped.failed.max(1),
         "uncapped: {uncapped:?}"
     );
+    // The capped rejoin serves at least 90% of the puts in the last hour; the uncapped
+    // one never has more than 2 servers in service and serves under 1% from the restart
+    // to the end (the trigger is long gone: a metastable failure of the rejoin itself).
+    assert!(served(&capped_run, 20.0 * H, 21.0 * H) > 0.9);
+    assert!(served(&uncapped_run, RESTART, 21.0 * H) < 0.01);
+    let t = uncapped_run.series.column("time_s").unwrap();
+    let in_service = uncapped_run.series.column("fe.in_service").unwrap();
+    let most = t
+        .iter()
+        .zip(&in_service)
+        .filter(|(t, _)| **t >= RESTART)
+        .map(|(_, v)| *v)
+        .fold(0.0, f64::max);
+    assert!(most <= 2.0, "{most} servers in service at most");
 }
 
 #[test]

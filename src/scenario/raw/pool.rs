@@ -308,6 +308,22 @@ pub struct RawHealthCheck {
     pub every: Dur,
     pub unhealthy_after: Option<i64>,
     pub healthy_after: Option<i64>,
+    pub max_outstanding: Option<i64>,
+    pub max_syncs_held: Option<i64>,
+    #[serde(default)]
+    pub on_unhealthy: OnUnhealthy,
+}
+
+/// What a health check's unhealthy verdict does (`on_unhealthy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum OnUnhealthy {
+    /// The balancer holds the server out until it passes again.
+    #[default]
+    HoldOut,
+    /// The server is removed: it crashes into its sync's restart path and rejoins (Kinesis
+    /// 2020).
+    Restart,
 }
 
 /// `outlier_ejection = { consecutive_errors = N, eject_for = "30s", max_ejected = 0.5 }` as

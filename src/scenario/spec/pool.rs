@@ -4,8 +4,8 @@
 //! that grows with the fleet).
 
 use super::{
-    Balance, Discipline, OnExpiry, OnFailure, Profile, RetryCfg, ScaleIn, ScaleSignal, ServiceCfg,
-    SlowdownWith,
+    Balance, Discipline, OnExpiry, OnFailure, OnUnhealthy, Profile, RetryCfg, ScaleIn, ScaleSignal,
+    ServiceCfg, SlowdownWith,
 };
 use crate::engine::time::SimTime;
 
@@ -130,6 +130,14 @@ pub struct HealthCheckCfg {
     pub every_ns: SimTime,
     pub unhealthy_after: u32,
     pub healthy_after: u32,
+    /// A probe also fails while the server holds more jobs than this, queued and in
+    /// service (`u32::MAX`: never).
+    pub max_outstanding: u32,
+    /// A probe also fails while the server holds more sync jobs than this (any pool's
+    /// `[pool.NAME.sync]` requests, queued and in service; `u32::MAX`: never).
+    pub max_syncs_held: u32,
+    /// What an unhealthy verdict does.
+    pub on_unhealthy: OnUnhealthy,
 }
 
 /// Outlier ejection (`outlier_ejection`): a server whose last `consecutive_errors` answers

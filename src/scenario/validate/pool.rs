@@ -226,7 +226,11 @@ pub fn pool(path: &str, name: &str, p: &RawPool) -> V<PoolCfg> {
         },
         outlier: None,
         health_check: match &p.health_check {
-            Some(h) => Some(health_check(&format!("{path}.health_check"), h)?),
+            Some(h) => Some(health_check(
+                &format!("{path}.health_check"),
+                h,
+                p.sync.is_some(),
+            )?),
             None => None,
         },
         lease: match &p.lease {
@@ -324,9 +328,12 @@ fn peers(path: &str, x: &RawPeers, cfg: &PoolCfg) -> V<PeersCfg> {
 /// The shortest time between health checks: each probes every server of the pool.
 const MIN_HEALTH_EVERY_NS: u64 = 1_000_000;
 
-/// Validates `health_check = { every, unhealthy_after, healthy_after }` at `path`: `every`
-/// at least 1 ms, the thresholds 1 to 1000 (default 3 and 2, HAProxy's `fall` and `rise`).
-fn health_check(path: &str, h: &RawHealthCheck) -> V<HealthCheckCfg> {
+/// Validates `health_check = { every, unhealthy_after, healthy_after, max_outstanding,
+/// max_syncs_held, on_unhealthy }` at `path`: `every` at least 1 ms, the thresholds 1 to
+/// 1000 (default 3 and 2, HAProxy's `fall` and `rise`), `max_outstanding` and
+/// `max_syncs_held` 0 to 1,000,000 (default: none),
+/// `on_unhealthy = "restart"` only on a pool with a `sync` (its restart path).
+fn health_check(path: &str, h: &RawHealthCheck, has_sync: bool) -> V<HealthCheckCfg> {
     let every_ns = h.every.0;
     if every_ns < MIN_HEALTH_EVERY_NS {
         return bad(
@@ -341,6 +348,23 @@ fn health_check(path: &str, h: &RawHealthCheck) -> V<HealthCheckCfg> {
         every_ns,
         unhealthy_after: threshold("unhealthy_after", h.unhealthy_after, 3)?,
         healthy_after: threshold("healthy_after", h.healthy_after, 2)?,
+        max_outstanding: match h.max_outstanding {
+            Some(n) => int_in(&format!("{path}.max_outstanding"), n, 0, 1_000_000)? as u32,
+            None => u32::MAX,
+        },
+        max_syncs_held: match h.max_syncs_held {
+            Some(n) => int_in(&format!("{path}.max_syncs_held"), n, 0, 1_000_000)? as u32,
+            None => u32::MAX,
+        },
+        on_unhealthy: match h.on_unhealthy {
+            OnUnhealthy::Restart if !has_sync => {
+                return bad(
+                    format!("{path}.on_unhealthy"),
+                    "\"restart\" needs the pool's [pool.NAME.sync]: a removed server rejoins through its sync's restart path",
+                );
+            }
+            x => x,
+        },
     })
 }
 
