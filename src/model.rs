@@ -31,6 +31,7 @@
 //! Requests and jobs live in a [`slab`]; events carry `(slot, token)` and a stale token
 //! (an attempt or query attempt that has ended) makes an event a no-op.
 
+pub mod admission;
 pub mod alias;
 pub mod autoscale;
 pub mod balance;
@@ -66,7 +67,9 @@ pub mod service;
 pub mod shedding;
 pub mod simulation;
 pub mod slab;
+pub mod step;
 pub mod stepping;
+pub mod streams;
 pub mod sync;
 pub mod token_bucket;
 pub mod tracing;

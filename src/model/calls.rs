@@ -17,6 +17,7 @@
 //! once (an open breaker) reports within the job's own event; nesting is bounded by the
 //! depth of the call graph, which validation bounds.
 
+use super::admission::Gate;
 use super::event::Event;
 use super::lifecycle::Next;
 use super::simulation::Simulation;
@@ -127,15 +128,11 @@ impl Simulation<'_> {
                 return self.call_returned(j, token);
             }
         }
-        let cs = &mut self.classes[c];
-        cs.counts.offered += 1;
-        let k = &cs.counts;
-        if limit != u32::MAX && k.admitted - k.succeeded - k.failed >= limit as u64 {
-            cs.counts.rejected += 1;
-            return self.call_done(j, token, c, false);
+        if self.admit_request(c, Gate::InFlight(limit)) {
+            self.start_request(c, j, token);
+        } else {
+            self.call_done(j, token, c, false);
         }
-        cs.counts.admitted += 1;
-        self.start_request(c, j, token);
     }
 
     /// A call of class `c` made by job `j` (with calls token `token`) has ended. A job that

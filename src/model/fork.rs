@@ -14,7 +14,8 @@
 
 use super::budget::check_before;
 use super::metrics::RunResult;
-use super::simulation::{Drive, SimError, Simulation, bytes_of};
+use super::simulation::{SimError, Simulation, bytes_of};
+use super::step::{Halt, Until, UntilBefore};
 use crate::engine::time::SimTime;
 use crate::scenario::Scenario;
 use std::time::Instant;
@@ -67,7 +68,7 @@ impl Leg<'_> {
     ) -> Result<RunResult, SimError> {
         match self {
             Leg::Going(mut sim) => {
-                sim.drive::<false, S>(SimTime::MAX, &mut stop)?;
+                sim.run_events(&mut Until(&mut stop))?;
                 sim.conclude(wall)
             }
             Leg::Ended(sim) => sim.conclude(wall),
@@ -106,30 +107,30 @@ pub fn fork<'a>(
         ends_b = stop_b(now, rows);
         ends_a || ends_b
     };
-    let drove = sim.drive::<true, _>(at, &mut both);
+    let drove = sim.run_events(&mut UntilBefore {
+        stop: Until(&mut both),
+        at,
+    });
     let stopped = ends_a || ends_b;
     match drove {
         Err(e) => (Leg::Failed(e), Leg::Fresh(b)),
-        Ok(Drive::Ended) if !stopped => {
+        Ok(Halt::Ended | Halt::Stopped) if !stopped => {
             let other = as_run_of(&sim, b, known_b);
             (Leg::Ended(sim), Leg::Ended(other))
         }
         Ok(drove) => {
             let mut other = as_run_of(&sim, b, known_b);
-            // A leg that `stop` did not end goes on from where it was asked: its end as
-            // before, and the budget check its own loop would have made at this event.
+            // A leg that `stop` did not end goes on from where it was asked, with its end
+            // as before (this event's budget check was made before `stop` was asked).
             let leg = |mut s: Simulation<'a>, ends: bool| {
-                if drove == Drive::Paused {
+                if drove == Halt::Paused {
                     return Leg::Going(s);
                 }
                 if ends {
                     return Leg::Ended(s);
                 }
                 s.end = end;
-                match s.check_due() {
-                    Ok(()) => Leg::Going(s),
-                    Err(e) => Leg::Failed(e),
-                }
+                Leg::Going(s)
             };
             other.end = sim.end;
             (leg(sim, ends_a), leg(other, ends_b))

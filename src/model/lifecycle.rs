@@ -18,6 +18,7 @@
 //!
 //! Retries at both layers are decided by [`retry::decide`].
 
+use super::admission::Gate;
 use super::event::Event;
 use super::request::Request;
 use super::retry::{self, Decision};
@@ -57,16 +58,9 @@ impl Simulation<'_> {
     /// A new request of class `c` is offered: admission, then its first attempt.
     #[inline(always)]
     pub(super) fn offer(&mut self, c: usize) {
-        let cs = &mut self.classes[c];
-        cs.counts.offered += 1;
-        if let Some(b) = cs.rate_limit.as_mut()
-            && !b.try_take(self.now)
-        {
-            cs.counts.rejected += 1;
-            return;
+        if self.admit_request(c, Gate::RateLimit) {
+            self.start_request(c, 0, 0);
         }
-        cs.counts.admitted += 1;
-        self.start_request(c, 0, 0);
     }
 
     /// An admitted request of class `c` starts: its record, then its first attempt. A pool

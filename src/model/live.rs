@@ -10,14 +10,45 @@
 //! interventions); everything else at that time comes after.
 
 use super::event::Event;
+use super::metrics::RunResult;
 use super::simulation::{SimError, Simulation};
+use super::step::Watch;
 use crate::engine::time::SimTime;
 
+/// The watch of [`Simulation::advance_to`]: it pauses before the first event that is not
+/// due by `t`, as the module doc places the pause.
+struct ToTime {
+    t: SimTime,
+    /// `t` is the run's end: every event at it is due.
+    last: bool,
+}
+
+impl Watch for ToTime {
+    const PAUSES: bool = true;
+
+    #[inline(always)]
+    fn pause(&mut self, sim: &mut Simulation, next: SimTime) -> bool {
+        let due = next < self.t
+            || (next == self.t
+                && (self.last
+                    || matches!(
+                        sim.queue.peek(),
+                        Some(
+                            Event::TriggerStart { .. }
+                                | Event::TriggerEnd { .. }
+                                | Event::Intervene { .. }
+                        )
+                    )));
+        !due
+    }
+}
+
 impl Simulation<'_> {
-    /// Starts a live run on the scenario's own horizon (its `duration`).
+    /// Starts a live run on the scenario's own horizon (its `duration`), with every budget
+    /// of a plain run.
     pub fn start_live(&mut self) {
-        let end = self.sc.duration;
-        self.start(end);
+        self.end = self.sc.duration;
+        self.schedule_start();
     }
 
     /// Handles events up to simulated time `t` (at most the run's end) and stops there, as
@@ -26,36 +57,17 @@ impl Simulation<'_> {
     pub fn advance_to(&mut self, t: SimTime) -> Result<SimTime, SimError> {
         let t = t.min(self.end).max(self.now);
         let last = t == self.end;
-        while let Some(next) = self.queue.peek_time() {
-            let due = next < t
-                || (next == t
-                    && (last
-                        || matches!(
-                            self.queue.peek(),
-                            Some(
-                                Event::TriggerStart { .. }
-                                    | Event::TriggerEnd { .. }
-                                    | Event::Intervene { .. }
-                            )
-                        )));
-            if !due {
-                break;
-            }
-            let Some((time, ev)) = self.queue.pop() else {
-                break;
-            };
-            self.now = time;
-            self.events += 1;
-            if self.prefetch {
-                self.fetch_ahead();
-            }
-            self.dispatch(ev);
-            if self.events.is_multiple_of(super::budget::CHECK_EVERY) {
-                self.check_limits()?;
-            }
-        }
+        self.run_events(&mut ToTime { t, last })?;
         self.now = t;
         Ok(t)
+    }
+
+    /// Ends the run where it stands (its end is then now, as a plain run's that a `stop`
+    /// ended) and builds its result; after [`Simulation::advance_to`] its end, the result
+    /// of a plain run (tested).
+    pub fn into_result(mut self) -> Result<RunResult, SimError> {
+        self.end = self.now;
+        self.conclude(std::time::Instant::now())
     }
 
     /// The time-series rows written so far, one per window that has ended.

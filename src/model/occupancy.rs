@@ -1,12 +1,11 @@
 //! How full a pool's servers are over a run, for balancing laws (the supermarket model)
 //! and studies: the time-average fraction of the pool's servers that hold at least i jobs
-//! (in service or queued). A run loop of its own beside [`Simulation::run`], whose loop is
-//! unchanged: it scans the pool's servers whenever simulated time moves, which is no cost
-//! a plain run pays.
+//! (in service or queued). The one loop ([`super::step`]) with a watch that scans the
+//! pool's servers whenever simulated time moves, which is no cost a plain run pays.
 
-use super::budget::CHECK_EVERY;
 use super::metrics::RunResult;
 use super::simulation::{SimError, Simulation};
+use super::step::Watch;
 use crate::engine::time::SimTime;
 use crate::scenario::Scenario;
 
@@ -38,34 +37,58 @@ pub fn occupancy(
         .position(|c| c.name == pool)
         .unwrap_or_else(|| panic!("no pool named `{pool}`"));
     assert!(from < sc.duration, "the measurement starts after the run");
-    Simulation::checked(sc, run)?.run_occupancy(p, from, max)
+    Simulation::checked(sc, run)?.measure_occupancy(p, from, max)
+}
+
+/// The watch of an occupancy run: each span between events, from `from` on, added to
+/// the area of each server's occupancy (capped at the histogram's last bin).
+struct Area {
+    pool: usize,
+    area: Vec<u128>,
+    last: SimTime,
+}
+
+impl Area {
+    /// Adds the span from the last time to `t`.
+    fn add(&mut self, sim: &Simulation, t: SimTime) {
+        if t > self.last {
+            let dt = (t - self.last) as u128;
+            let max = self.area.len() - 1;
+            for s in &sim.pools[self.pool].servers {
+                self.area[(s.busy as usize + s.queue.len()).min(max)] += dt;
+            }
+            self.last = t;
+        }
+    }
+}
+
+impl Watch for Area {
+    #[inline(always)]
+    fn span(&mut self, sim: &Simulation, t: SimTime) {
+        self.add(sim, t);
+    }
 }
 
 impl Simulation<'_> {
-    /// The event loop of [`Simulation::run`], adding each span between events to a
-    /// histogram of (time x servers) per occupancy, capped at `max`.
-    fn run_occupancy(mut self, p: usize, from: SimTime, max: usize) -> Result<Occupancy, SimError> {
-        let mut area = vec![0u128; max + 1];
-        let mut last = from;
+    /// Runs this simulation to its end, as [`occupancy`] does for pool index `p`: the one
+    /// loop with a watch that adds each span between events to a histogram of (time x
+    /// servers) per occupancy, capped at `max`.
+    pub fn measure_occupancy(
+        mut self,
+        p: usize,
+        from: SimTime,
+        max: usize,
+    ) -> Result<Occupancy, SimError> {
+        let mut watch = Area {
+            pool: p,
+            area: vec![0u128; max + 1],
+            last: from,
+        };
         self.schedule_start();
-        loop {
-            let next = self.queue.pop().filter(|&(t, _)| t <= self.end);
-            let t = next.map_or(self.end, |(t, _)| t);
-            if t > last {
-                let dt = (t - last) as u128;
-                for s in &self.pools[p].servers {
-                    area[(s.busy as usize + s.queue.len()).min(max)] += dt;
-                }
-                last = t;
-            }
-            let Some((t, ev)) = next else { break };
-            self.now = t;
-            self.events += 1;
-            self.dispatch(ev);
-            if self.events.is_multiple_of(CHECK_EVERY) {
-                self.check_limits()?;
-            }
-        }
+        self.run_events(&mut watch)?;
+        // The last span, to the end of the run.
+        watch.add(&self, self.end);
+        let area = watch.area;
         self.now = self.end;
         let total = (self.end - from) as f64 * self.pools[p].servers.len() as f64;
         let mut at_least = vec![0.0; max + 1];

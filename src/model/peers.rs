@@ -57,7 +57,7 @@ pub struct Fleet {
     /// Servers each `add_servers` trigger has moved into the fleet and not yet out.
     joined: Vec<u32>,
     /// The `peers.<pool>` stream: each server's delay in learning a change.
-    rng: Rng,
+    pub(super) rng: Rng,
 }
 
 impl Fleet {

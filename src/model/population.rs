@@ -23,6 +23,7 @@
 //! class (`scripts/bench-closed`). Other laws, and users staying away after giving up,
 //! keep an event each.
 
+use super::admission::Gate;
 use super::event::Event;
 use super::simulation::Simulation;
 use crate::engine::Rng;
@@ -264,17 +265,11 @@ impl Simulation<'_> {
             pop.set_alive(u, false);
             return;
         }
-        let cs = &mut self.classes[c];
-        cs.counts.offered += 1;
-        if let Some(b) = cs.rate_limit.as_mut()
-            && !b.try_take(self.now)
-        {
-            cs.counts.rejected += 1;
+        if self.admit_request(c, Gate::RateLimit) {
+            self.start_request(c, u + 1, 0);
+        } else {
             self.user_done(c, u, false);
-            return;
         }
-        cs.counts.admitted += 1;
-        self.start_request(c, u + 1, 0);
     }
 
     /// User `u`'s request is over (`ok`: it succeeded): the user thinks, or stays away

@@ -2,7 +2,6 @@
 //! engine events and hands each to the concept that owns it. The request flow itself is in
 //! [`super::lifecycle`]; this file only builds, dispatches and guards the run.
 
-use super::budget::CHECK_EVERY;
 use super::cache::CacheState;
 use super::event::Event;
 use super::lifecycle::Next;
@@ -13,6 +12,8 @@ use super::query::KeyScratch;
 use super::request::Request;
 use super::sampling::Sampler;
 use super::slab::Slab;
+use super::step::Until;
+use super::streams::Streams;
 use super::triggers::Timetable;
 use super::workload::ClassState;
 use crate::engine::time::{SimTime, ns_to_secs};
@@ -82,15 +83,6 @@ pub struct Simulation<'a> {
     pub(super) refresh_ahead: bool,
 }
 
-/// How [`Simulation::drive`] stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Drive {
-    /// The run has ended.
-    Ended,
-    /// The next event is at or after the time asked for.
-    Paused,
-}
-
 pub(super) use super::budget::bytes_of;
 
 /// Runs `sc` once with run index `run` (0 for a plain run; sweeps use one per seed).
@@ -129,54 +121,56 @@ impl<'a> Simulation<'a> {
     /// [`known_uses`], computed once by the caller).
     fn build(sc: &'a Scenario, run: u64, known: &[Use]) -> Self {
         let cfg = sc.config.clone();
-        let rng = |name: &str| stream_rng(sc.seed, run, name);
+        let Streams {
+            class,
+            retry,
+            users,
+            pool,
+            balance,
+            peers,
+            sync,
+            cache,
+            mut keys,
+            routing,
+            bursts,
+        } = Streams::draw(&cfg, |name| stream_rng(sc.seed, run, name));
+        let streams = pool.into_iter().zip(balance).zip(peers).zip(sync);
         let pools = cfg
             .pools
             .iter()
-            .map(|p| {
-                let mut pool = PoolState::new(
-                    p,
-                    rng(&format!("pool.{}", p.name)),
-                    rng(&format!("balance.{}", p.name)),
-                );
-                pool.fleet = p.peers.map(|pc| {
-                    let servers = pool.servers.len() as u32;
-                    let stream = rng(&format!("peers.{}", p.name));
-                    Box::new(super::peers::Fleet::new(
-                        &pc,
-                        servers,
-                        cfg.triggers.len(),
-                        stream,
-                    ))
+            .zip(streams)
+            .map(|(p, (((rng, balance), peers), sync))| {
+                let mut pool = PoolState::new(p, rng, balance);
+                let servers = pool.servers.len();
+                pool.fleet = p.peers.zip(peers).map(|(pc, stream)| {
+                    let f =
+                        super::peers::Fleet::new(&pc, servers as u32, cfg.triggers.len(), stream);
+                    Box::new(f)
                 });
-                if p.sync.is_some() {
-                    let n = pool.servers.len();
-                    let st = super::sync::SyncState::new(n, rng(&format!("sync.{}", p.name)));
-                    pool.sync = Some(Box::new(st));
-                }
+                pool.sync = sync.map(|rng| Box::new(super::sync::SyncState::new(servers, rng)));
                 pool
             })
             .collect();
+        let streams = class.into_iter().zip(retry).zip(users);
         let classes = cfg
             .classes
             .iter()
-            .map(|c| {
-                let mut cs = ClassState::new(
-                    c,
-                    rng(&format!("class.{}", c.name)),
-                    rng(&format!("retry.{}", c.name)),
-                );
+            .zip(streams)
+            .map(|(c, ((rng, retry), users))| {
+                let mut cs = ClassState::new(c, rng, retry);
                 cs.users = c
                     .users
                     .as_ref()
-                    .map(|u| Population::new(u, rng(&format!("users.{}", c.name))));
+                    .zip(users)
+                    .map(|(u, rng)| Population::new(u, rng));
                 cs
             })
             .collect();
         let caches = cfg
             .caches
             .iter()
-            .map(|c| CacheState::new(c, rng(&format!("cache.{}", c.name))))
+            .zip(cache)
+            .map(|(c, rng)| CacheState::new(c, rng))
             .collect();
         Self {
             sc,
@@ -188,9 +182,9 @@ impl<'a> Simulation<'a> {
             pools,
             classes,
             caches,
-            keys: KeyScratch::new(rand::Rng::next_u64(&mut rng("keys"))),
-            route_rng: rng("routing"),
-            timetable: Timetable::new(sc, rng("bursts")),
+            keys: KeyScratch::new(rand::Rng::next_u64(&mut keys)),
+            route_rng: routing,
+            timetable: Timetable::new(sc, bursts),
             sampler: Sampler::new(&cfg),
             token: 0,
             events: 0,
@@ -205,6 +199,12 @@ impl<'a> Simulation<'a> {
             refresh_ahead: cfg.caches.iter().any(|c| c.refresh_ahead.is_some()),
             cfg,
         }
+    }
+
+    /// Runs with these budgets instead of the current ones ([`Limits::current`]).
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// Publishes the simulated time reached (ns) at every time-series window, for a
@@ -244,7 +244,7 @@ impl<'a> Simulation<'a> {
     ) -> Result<RunResult, SimError> {
         let wall = std::time::Instant::now();
         self.schedule_start();
-        self.drive::<false, S>(SimTime::MAX, &mut stop)?;
+        self.run_events(&mut Until(&mut stop))?;
         self.conclude(wall)
     }
 
@@ -255,43 +255,6 @@ impl<'a> Simulation<'a> {
         let mut result = self.finish()?;
         result.wall_s = wall.elapsed().as_secs_f64();
         Ok(result)
-    }
-
-    /// The event loop: pops each event, advances the clock, counts it, prefetches and
-    /// dispatches it; after a window end asks `stop` whether the run may end there, and
-    /// checks the budgets every [`CHECK_EVERY`] events. It returns [`Drive::Ended`] when
-    /// the run has ended (past its end, no event left, or `stop`: then its end is now),
-    /// and with `BEFORE` [`Drive::Paused`] as soon as the next event is at or after
-    /// `until`, with that event still pending ([`super::fork`]).
-    #[inline(always)]
-    pub(super) fn drive<const BEFORE: bool, S: FnMut(SimTime, &[Vec<f64>]) -> bool>(
-        &mut self,
-        until: SimTime,
-        stop: &mut S,
-    ) -> Result<Drive, SimError> {
-        loop {
-            if BEFORE && self.queue.peek_time().is_some_and(|t| t >= until) {
-                return Ok(Drive::Paused);
-            }
-            let Some((t, ev)) = self.queue.pop() else {
-                return Ok(Drive::Ended);
-            };
-            if t > self.end {
-                return Ok(Drive::Ended);
-            }
-            self.now = t;
-            self.events += 1;
-            if self.prefetch {
-                self.fetch_ahead();
-            }
-            let window = matches!(ev, Event::WindowEnd);
-            self.dispatch(ev);
-            if window && self.now < self.end && stop(self.now, self.sampler.rows()) {
-                self.end = self.now;
-                return Ok(Drive::Ended);
-            }
-            self.check_due()?;
-        }
     }
 
     /// Schedules what a run starts with: each class's first arrival, the timetable, the
@@ -317,18 +280,8 @@ impl<'a> Simulation<'a> {
             .schedule(self.sc.window.min(self.end), Event::WindowEnd);
     }
 
-    /// Checks the run's budgets and hard limits when a check is due (every
-    /// [`CHECK_EVERY`] events).
-    #[inline(always)]
-    pub(super) fn check_due(&self) -> Result<(), SimError> {
-        if self.events.is_multiple_of(CHECK_EVERY) {
-            self.check_limits()
-        } else {
-            Ok(())
-        }
-    }
-
-    /// Checks the run's budgets and hard limits (every [`CHECK_EVERY`] events).
+    /// Checks the run's budgets and hard limits (every [`super::budget::CHECK_EVERY`]
+    /// events: [`Simulation::check_due`]).
     #[inline(never)]
     pub(super) fn check_limits(&self) -> Result<(), SimError> {
         self.limits.check_events(self.events, self.now)?;
@@ -381,8 +334,8 @@ impl<'a> Simulation<'a> {
     }
 
     /// The bytes the run holds: from the start, and grown (the sum of
-    /// [`Simulation::grown_uses`], without naming them).
-    pub(super) fn held_bytes(&self) -> u64 {
+    /// `Simulation::grown_uses`, without naming them).
+    pub fn held_bytes(&self) -> u64 {
         self.known_bytes.saturating_add(self.grown_bytes())
     }
 

@@ -1,11 +1,11 @@
 //! Running a simulation in steps, for rare-event estimators: start it, advance it until a
 //! level (requests in flight, or a pool's queue) crosses a threshold, clone it at that
-//! moment and give each copy its own random streams. [`Simulation::run`] does not use
-//! this: its loop stays as it is.
+//! moment and give each copy its own random streams. The steps are the one loop's
+//! ([`super::step`]) with a watch that reads the level after each event.
 
-use super::budget::CHECK_EVERY;
-use super::event::Event;
 use super::simulation::{SimError, Simulation};
+use super::step::Watch;
+use super::streams::Streams;
 use crate::engine::stream_rng;
 use crate::engine::time::{SimTime, ns_to_secs};
 
@@ -23,11 +23,47 @@ pub enum Crossing {
     Budget,
 }
 
+/// The watch of [`Simulation::advance_until`]: the level after each event, and the events
+/// handled against the step's share of the estimate's budget.
+struct ToLevel {
+    level: Level,
+    up: u64,
+    base: Option<u64>,
+    /// The event count at which the step stops.
+    stop: u64,
+    crossed: Crossing,
+}
+
+impl Watch for ToLevel {
+    #[inline(always)]
+    fn after(&mut self, sim: &mut Simulation, window: bool) -> bool {
+        if window {
+            // Nobody reads a stepped run's rows; kept, they would fill memory over
+            // simulated years and make every clone dear.
+            sim.sampler.forget_rows();
+        }
+        let l = sim.level(self.level);
+        self.crossed = if l >= self.up {
+            Crossing::Up
+        } else if self.base.is_some_and(|b| l <= b) {
+            Crossing::Base
+        } else if sim.events >= self.stop {
+            Crossing::Budget
+        } else {
+            return false;
+        };
+        true
+    }
+}
+
 impl<'a> Simulation<'a> {
     /// Starts a stepped run that may go on for `horizon` of simulated time: schedules what
-    /// [`Simulation::run`] schedules before its loop.
+    /// [`Simulation::run`] schedules before its loop. Its events are counted by its
+    /// estimate's own budget, not the run's (`--max-events`), which is lifted; every other
+    /// budget holds as in any run.
     pub fn start(&mut self, horizon: SimTime) {
         self.end = horizon;
+        self.limits.events = u64::MAX;
         self.schedule_start();
     }
 
@@ -74,39 +110,18 @@ impl<'a> Simulation<'a> {
         base: Option<u64>,
         max_events: u64,
     ) -> Result<Crossing, SimError> {
-        let stop = self.events.saturating_add(max_events);
-        while self.events < stop {
-            let Some((t, ev)) = self.queue.pop() else {
-                return Ok(Crossing::Budget);
-            };
-            if t > self.end {
-                self.queue.schedule(t, ev);
-                return Ok(Crossing::Budget);
-            }
-            self.now = t;
-            self.events += 1;
-            if self.prefetch {
-                self.fetch_ahead();
-            }
-            let window = matches!(ev, Event::WindowEnd);
-            self.dispatch(ev);
-            if window {
-                // Nobody reads a stepped run's rows; kept, they would fill memory over
-                // simulated years and make every clone dear.
-                self.sampler.forget_rows();
-            }
-            if self.events.is_multiple_of(CHECK_EVERY) {
-                self.check_held()?;
-            }
-            let l = self.level(level);
-            if l >= up {
-                return Ok(Crossing::Up);
-            }
-            if base.is_some_and(|b| l <= b) {
-                return Ok(Crossing::Base);
-            }
+        if max_events == 0 {
+            return Ok(Crossing::Budget);
         }
-        Ok(Crossing::Budget)
+        let mut watch = ToLevel {
+            level,
+            up,
+            base,
+            stop: self.events.saturating_add(max_events),
+            crossed: Crossing::Budget,
+        };
+        self.run_events(&mut watch)?;
+        Ok(watch.crossed)
     }
 
     /// Gives every random stream of this simulation a new seed derived from (`seed`,
@@ -117,27 +132,40 @@ impl<'a> Simulation<'a> {
     /// would all take their first step alike. Events already scheduled otherwise
     /// (services under way, timeouts) stay as drawn: they are part of the state.
     pub fn reseed(&mut self, seed: u64, split: u64) {
-        let rng = |name: &str| stream_rng(seed, split, &format!("split.{name}"));
-        for (c, cs) in self.cfg.classes.iter().zip(self.classes.iter_mut()) {
-            cs.rng = rng(&format!("class.{}", c.name));
-            cs.retry_rng = rng(&format!("retry.{}", c.name));
-            if let Some(p) = cs.users.as_mut() {
-                p.rng = rng(&format!("users.{}", c.name));
+        let st = Streams::draw(&self.cfg, |name| {
+            stream_rng(seed, split, &format!("split.{name}"))
+        });
+        let streams = st.class.into_iter().zip(st.retry).zip(st.users);
+        for (cs, ((rng, retry), users)) in self.classes.iter_mut().zip(streams) {
+            cs.rng = rng;
+            cs.retry_rng = retry;
+            if let (Some(p), Some(rng)) = (cs.users.as_mut(), users) {
+                p.rng = rng;
             }
         }
-        for (p, ps) in self.cfg.pools.iter().zip(self.pools.iter_mut()) {
-            ps.rng = rng(&format!("pool.{}", p.name));
-            ps.balancer.rng = rng(&format!("balance.{}", p.name));
-            if let Some(st) = ps.sync.as_deref_mut() {
-                st.rng = rng(&format!("sync.{}", p.name));
+        let streams = st
+            .pool
+            .into_iter()
+            .zip(st.balance)
+            .zip(st.peers)
+            .zip(st.sync);
+        for (ps, (((rng, balance), peers), sync)) in self.pools.iter_mut().zip(streams) {
+            ps.rng = rng;
+            ps.balancer.rng = balance;
+            if let (Some(f), Some(rng)) = (ps.fleet.as_deref_mut(), peers) {
+                f.rng = rng;
+            }
+            if let (Some(s), Some(rng)) = (ps.sync.as_deref_mut(), sync) {
+                s.rng = rng;
             }
         }
-        for (c, cs) in self.cfg.caches.iter().zip(self.caches.iter_mut()) {
-            cs.rng = rng(&format!("cache.{}", c.name));
+        for (cs, rng) in self.caches.iter_mut().zip(st.cache) {
+            cs.rng = rng;
         }
-        self.keys.salt = rand::Rng::next_u64(&mut rng("keys"));
-        self.route_rng = rng("routing");
-        self.timetable.burst_rng = rng("bursts");
+        let mut keys = st.keys;
+        self.keys.salt = rand::Rng::next_u64(&mut keys);
+        self.route_rng = st.routing;
+        self.timetable.burst_rng = st.bursts;
         for c in 0..self.classes.len() {
             // A new epoch makes the pending arrival stale.
             self.classes[c].epoch = self.classes[c].epoch.wrapping_add(1);

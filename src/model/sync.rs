@@ -23,6 +23,7 @@
 //! (start a sync now), [`Simulation::restart_server`] (crash into the restart path) and
 //! [`Simulation::sync_vetoed`] (a check on success).
 
+use super::admission::Gate;
 use super::event::Event;
 use super::lifecycle::Next;
 use super::request::Request;
@@ -240,9 +241,7 @@ impl Simulation<'_> {
         pool.syncing += 1;
         pool.stats.syncs += 1;
         let c = self.sync_cfg(p).class;
-        let k = &mut self.classes[c].counts;
-        k.offered += 1;
-        k.admitted += 1;
+        self.admit_request(c, Gate::Open); // always admitted
         // No key serial: a sync is keyless, and the clients' keys stay as they were.
         let r = self.reqs.insert(Request {
             class: c as u16,

@@ -34,6 +34,7 @@ mod load_slowdown;
 mod memory_budget;
 mod mg1_laws;
 mod narrative;
+mod one_loop;
 mod outputs;
 mod phase;
 mod populations;
