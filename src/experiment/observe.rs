@@ -2,7 +2,7 @@
 //! it is written. The command line draws progress bars and prints; a library user who
 //! wants neither passes [`Quiet`].
 
-use super::sweep::Shard;
+use super::shard::Shard;
 use crate::report::sweep::SweepReport;
 use crate::report::verdict::Verdict;
 use crate::scenario::Scenario;

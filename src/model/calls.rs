@@ -18,7 +18,7 @@
 //! depth of the call graph, which validation bounds.
 
 use super::event::Event;
-use super::lifecycle::Next;
+use super::protocol::Next;
 use super::simulation::Simulation;
 use crate::scenario::Failure;
 use rand::RngExt;

@@ -23,7 +23,7 @@
 //! A crash empties the queue (re-queued work included) as it always did.
 
 use super::event::Event;
-use super::lifecycle::Next;
+use super::protocol::Next;
 use super::simulation::Simulation;
 use crate::engine::time::SimTime;
 use crate::scenario::{Failure, OnExpiry};

@@ -5,10 +5,10 @@
 use super::budget::CHECK_EVERY;
 use super::cache::CacheState;
 use super::event::Event;
-use super::lifecycle::Next;
 use super::metrics::RunResult;
 use super::pool::{Job, PoolState};
 use super::population::Population;
+use super::protocol::Next;
 use super::query::KeyScratch;
 use super::request::Request;
 use super::sampling::Sampler;

@@ -24,7 +24,7 @@
 //! [`Simulation::sync_vetoed`] (a check on success).
 
 use super::event::Event;
-use super::lifecycle::Next;
+use super::protocol::Next;
 use super::request::Request;
 use super::retry::{self, Decision};
 use super::simulation::Simulation;

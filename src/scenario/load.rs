@@ -18,7 +18,7 @@ use super::spec::{CacheCfg, Config, Intervention, Scenario, SlowCount};
 use super::strict::Strict;
 use super::telemetry;
 use super::validate::{self, did_you_mean};
-use crate::model::fitted::FitReport;
+use crate::laws::fitted::FitReport;
 use assign::Scope;
 use place::{explain, line_col, toml_message};
 pub use place::{place_at, place_in_text};

@@ -365,7 +365,7 @@ pub struct ServiceCfg {
     pub mean_ns: SimTime,
     pub cv: f64,
     /// The solved sampler of a law other than exp, const and lognormal (which draw inline).
-    pub sampler: Option<crate::model::laws::Sampler>,
+    pub sampler: Option<crate::laws::Sampler>,
 }
 
 /// A cache tier: `nodes` slots on a consistent-hash ring over a keyspace.

@@ -1,9 +1,9 @@
 //! A pool's service-time law (`service = { law, ... }`): which keys each law takes, and
-//! the solved sampler of laws beyond exp, const and lognormal (see [`crate::model::laws`]).
+//! the solved sampler of laws beyond exp, const and lognormal (see [`crate::laws`]).
 
 use super::check::{MAX_CV, V, bad, nonzero_dur, positive, up_to};
-use crate::model::fitted::Fitted;
-use crate::model::laws::{MAX_PARTS, MAX_SAMPLES, Sampler, Simple, WEIGHT_SLACK};
+use crate::laws::fitted::Fitted;
+use crate::laws::{MAX_PARTS, MAX_SAMPLES, Sampler, Simple, WEIGHT_SLACK};
 use crate::scenario::raw::{Law, PERCENTILES, RawService};
 use crate::scenario::spec::ServiceCfg;
 use std::sync::Arc;

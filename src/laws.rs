@@ -3,13 +3,16 @@
 //!
 //! Parameters are solved once, when the scenario is validated (Weibull's shape from its cv,
 //! Pareto's scale from its capped mean), so a draw is one distribution sample: no search and
-//! no allocation per job. `ServiceCfg::draw` is the one draw of any law; exp, const and
-//! lognormal keep their own inline arms there, so their draws (and the golden outputs) stay
+//! no allocation per job. `ServiceCfg::draw` (in `model/service_time.rs`, above the
+//! scenario that validates these laws) is the one draw of any law; exp, const and lognormal
+//! keep their own inline arms there, so their draws (and the golden outputs) stay
 //! bit for bit the same.
 
-use super::fitted::Fitted;
+pub mod families;
+pub mod fitted;
+
 use crate::engine::Rng;
-use crate::scenario::Law;
+use fitted::Fitted;
 use rand::RngExt;
 use rand_distr::{Exp1, Gamma, Pareto, StandardNormal, Weibull};
 use std::sync::Arc;
@@ -246,32 +249,6 @@ impl Simple {
                 a + (c - a) * rng.random::<f64>()
             }
             Simple::Fitted(f) => f.quantile(rng.random()),
-        }
-    }
-}
-
-impl crate::scenario::ServiceCfg {
-    /// One draw of the law (ns): a pool's service time before cost and slowdowns, a
-    /// population's think time. Exp, const and lognormal draw inline, as they always have.
-    #[inline(always)]
-    pub fn draw(&self, rng: &mut Rng) -> f64 {
-        let mean = self.mean_ns as f64;
-        match self.law {
-            Law::Exp => {
-                let e: f64 = rng.sample(Exp1);
-                e * mean
-            }
-            Law::Const => mean,
-            Law::Lognormal => {
-                let s2 = (1.0 + self.cv * self.cv).ln();
-                let mu = mean.ln() - s2 / 2.0;
-                let z: f64 = rng.sample(StandardNormal);
-                (mu + s2.sqrt() * z).exp()
-            }
-            _ => match &self.sampler {
-                Some(s) => s.draw(rng),
-                None => mean,
-            },
         }
     }
 }
