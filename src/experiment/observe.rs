@@ -3,7 +3,7 @@
 //! wants neither passes [`Quiet`].
 
 use super::shard::Shard;
-use crate::report::sweep::SweepReport;
+use crate::report::sweep_result::SweepReport;
 use crate::report::verdict::Verdict;
 use crate::scenario::Scenario;
 use crate::stats::plan::{Kind, Plan};

@@ -6,7 +6,7 @@
 use super::sweep::write_outputs;
 use super::{Error, create_dir, write_file};
 use crate::export::shard_json::{ShardFile, read_shard_json, runs_digest, shard_json};
-use crate::report::sweep::SweepReport;
+use crate::report::sweep_result::SweepReport;
 use crate::scenario::bounded::read_bounded;
 use crate::scenario::validate::control_char;
 use crate::stats::plan::{Kind, Plan, RunPoint};

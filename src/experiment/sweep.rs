@@ -13,7 +13,7 @@ use crate::engine::time::{SimTime, ns_to_secs};
 use crate::export;
 use crate::model::RunResult;
 use crate::report::phase::PhaseMap;
-use crate::report::sweep::{self, SweepReport};
+use crate::report::sweep_result::{self, SweepReport};
 use crate::report::{phase_plot, sweep_plot};
 use crate::scenario::sweep::{Axis, AxisUnit, Health, Measure, Method, Tipping};
 use crate::scenario::{self, Loader, Override, Scenario, ScenarioError};
@@ -380,7 +380,7 @@ pub fn output_dir(out: &Path, plan: &Plan) -> PathBuf {
 pub fn write_outputs(dir: &Path, plan: &Plan, runs: &[Run]) -> Result<SweepReport, Error> {
     let stem = plan.kind.stem();
     let out = Outputs::begin(dir, stem)?;
-    let r = sweep::report(plan, runs);
+    let r = sweep_result::report(plan, runs);
     out.write(&format!("{stem}.csv"), &export::sweep_csv(plan, runs))?;
     let png = format!("{stem}.png");
     match plan.kind {

@@ -124,14 +124,7 @@ impl Simulation<'_> {
         if cap <= self.now {
             return Next::AttemptFailed(Failure::Timeout);
         }
-        let deadline = if timeout != SimTime::MAX || cap != SimTime::MAX {
-            let d = self.now.saturating_add(timeout).min(cap);
-            self.queue
-                .schedule(d, Event::AttemptTimeout { req: r, token });
-            d
-        } else {
-            SimTime::MAX
-        };
+        let deadline = self.arm_attempt_timeout(r, token, timeout, cap);
         self.reqs[r].deadline = deadline;
         Next::Step
     }

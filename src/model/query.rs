@@ -270,10 +270,7 @@ impl Simulation<'_> {
         }
         let (fanout, timeout_ns) = (q.fanout, q.timeout_ns);
         let mut deadline = self.reqs[r].deadline;
-        if timeout_ns != SimTime::MAX {
-            let qd = self.now.saturating_add(timeout_ns);
-            self.queue
-                .schedule(qd, Event::QueryTimeout { req: r, token });
+        if let Some(qd) = self.arm_query_timeout(r, token, timeout_ns) {
             deadline = deadline.min(qd);
         }
         let covered = self.reqs[r].covered;

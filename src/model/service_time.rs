@@ -26,7 +26,7 @@ impl crate::scenario::ServiceCfg {
                 let z: f64 = rng.sample(StandardNormal);
                 (mu + s2.sqrt() * z).exp()
             }
-            _ => match &self.sampler {
+            _ => match &self.solved {
                 Some(s) => s.draw(rng),
                 None => mean,
             },

@@ -441,13 +441,9 @@ impl<'a> Simulation<'a> {
             Event::UserTurn { class, user } => self.user_turn(class as usize, user),
             Event::ThinkEnd { class, epoch } => self.think_end(class as usize, epoch),
             Event::AttemptStart { req, token } => self.resume(req, token, Next::Attempt),
-            Event::AttemptTimeout { req, token } => {
-                self.resume(req, token, Next::AttemptFailed(Failure::Timeout))
-            }
+            Event::AttemptTimeout { req, token } => self.attempt_timed_out(req, token),
             Event::QueryStart { req, token } => self.resume(req, token, Next::Query),
-            Event::QueryTimeout { req, token } => {
-                self.resume(req, token, Next::QueryFailed(Failure::Timeout))
-            }
+            Event::QueryTimeout { req, token } => self.query_timed_out(req, token),
             Event::JobDone { job, req } => {
                 if let Some(part) = self.job_done(job, req) {
                     self.advance(part.req, Next::Part(part.failure, part.keys));
@@ -504,7 +500,7 @@ impl<'a> Simulation<'a> {
     /// `Next::Attempt`/`AttemptFailed`) or query attempt (otherwise) that scheduled the event
     /// is still current; a stale event is dropped.
     #[inline(always)]
-    fn resume(&mut self, r: u32, token: u32, next: Next) {
+    pub(super) fn resume(&mut self, r: u32, token: u32, next: Next) {
         let req = &self.reqs[r];
         let current = match next {
             Next::Attempt | Next::AttemptFailed(_) => req.attempt_token,

@@ -223,11 +223,11 @@ impl Loader {
         let fitted = config
             .pools
             .iter()
-            .flat_map(|p| FitReport::of(p.service.sampler.as_ref()))
+            .flat_map(|p| FitReport::of(p.service.solved.as_ref()))
             .chain(config.classes.iter().flat_map(|c| {
                 c.users
                     .as_ref()
-                    .map(|u| FitReport::of(u.think.sampler.as_ref()))
+                    .map(|u| FitReport::of(u.think.solved.as_ref()))
                     .unwrap_or_default()
             }))
             .collect();
