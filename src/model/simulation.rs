@@ -458,8 +458,16 @@ impl<'a> Simulation<'a> {
             Event::FillShared { req, token } => self.resume(req, token, Next::StepDone),
             Event::FillLost { req, token } => self.resume(req, token, Next::Step),
             Event::FallbackOver { job, token } => self.fallback_over(job, token),
-            Event::Requeue { job } => self.requeue_failed(job),
-            Event::LeaseLapsed { job } => self.fail_leased(job, Failure::Timeout),
+            Event::Requeue { job } => {
+                if let Some(part) = self.requeue_failed(job) {
+                    self.advance(part.req, Next::Part(part.failure, part.keys));
+                }
+            }
+            Event::LeaseLapsed { job } => {
+                if let Some(part) = self.fail_leased(job, Failure::Timeout) {
+                    self.advance(part.req, Next::Part(part.failure, part.keys));
+                }
+            }
             Event::WindowEnd => self.window_end(),
             Event::TriggerStart { trigger } => self.timetable_start(trigger as usize),
             Event::TriggerEnd { trigger } => self.timetable_end(trigger as usize),
