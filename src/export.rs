@@ -9,9 +9,9 @@
 //! | `events.csv` | [`events_csv()`] | [`Marker`](crate::model::metrics::Marker)s |
 //! | `<command>.provenance.json` | [`sidecar_json()`] | [`Provenance`](crate::scenario::Provenance) |
 //! | `tipping.csv`, `phase.csv` | [`sweep_csv()`] | [`Plan`](crate::stats::plan::Plan), [`RunPoint`](crate::stats::plan::RunPoint)s |
-//! | `tipping.json` | [`tipping_json()`] | [`SweepReport`](crate::report::sweep::SweepReport) |
-//! | `hysteresis.csv` | [`hysteresis_csv()`] | [`HysteresisReport`](crate::report::hysteresis::HysteresisReport) |
-//! | `hysteresis.json` | [`hysteresis_json()`] | [`HysteresisReport`](crate::report::hysteresis::HysteresisReport) |
+//! | `tipping.json` | [`tipping_json()`] | [`SweepReport`](crate::report::sweep_result::SweepReport) |
+//! | `hysteresis.csv` | [`hysteresis_csv()`] | [`HysteresisReport`](crate::report::hysteresis_result::HysteresisReport) |
+//! | `hysteresis.json` | [`hysteresis_json()`] | [`HysteresisReport`](crate::report::hysteresis_result::HysteresisReport) |
 //! | `phase.json` | [`phase_json()`] | [`PhaseMap`](crate::report::phase::PhaseMap) |
 //! | `<kind>.shard-K-of-N.json` | [`shard_json()`] | [`ShardFile`] |
 //! | `index.html` | [`index_html()`] | [`Section`]s |

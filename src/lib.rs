@@ -29,13 +29,15 @@
 //! | [`experiment`] | a run and which files it writes; sweeps (tipping, phase), their plan, shards and merge; the hysteresis ramp; `brink all`; the mean time to collapse by splitting |
 //! | [`export`] | one exporter per file format (`summary.json`, `timeseries.csv`, `tipping.csv`/`.json`, `phase.csv`, `hysteresis.csv`/`.json`, shard files, `index.html`), each returning bytes |
 //! | [`report`] | what is derived to show results: sweep regions, tipping points and headroom, the hysteresis loop's collapse and recovery points, the pictures |
-//! | [`model`] | the components and the event loop: one run of one scenario |
+//! | [`model`], [`stats`], [`traces`] | side by side, none reading another. [`model`]: the components and the event loop, one run of one scenario; [`stats`]: a sweep's plan and runs and their statistics; [`traces`]: reading Jaeger and OTLP/JSON traces, measuring them, writing a scenario skeleton (`brink import-traces`) |
 //! | [`scenario`] | reading, overriding and validating input; the output schema |
-//! | [`traces`] | reading Jaeger and OTLP/JSON traces, measuring them, writing a scenario skeleton (`brink import-traces`) |
+//! | [`laws`] | plain distributions: service-time laws beyond exp, const and lognormal, a law fitted to measurements |
 //! | [`engine`] | time, the event queue, named random streams |
 //!
-//! One exception: a sweep's plan ([`stats::plan`]) is plain data that [`report`] and
-//! [`export`] read. The binary (`src/main.rs`) only parses arguments, calls [`experiment`]
+//! `tests/integration/layers.rs` fails on an import from a layer above (or beside).
+//!
+//! A sweep's plan ([`stats::plan`]) is plain data that [`report`] and [`export`] read. The
+//! binary (`src/main.rs`) only parses arguments, calls [`experiment`]
 //! (with an [`experiment::observe::Observer`] for progress bars and console lines) and maps
 //! errors to exit codes (2 for bad input).
 //!
@@ -67,6 +69,7 @@
 pub mod engine;
 pub mod experiment;
 pub mod export;
+pub mod laws;
 pub mod model;
 pub mod report;
 pub mod scenario;

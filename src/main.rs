@@ -70,7 +70,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                         warn(&sc, l.text(), cli.deny_warnings)?;
                         println!("ok  {} ({n} variants)", l.file);
                         for fit in &sc.provenance.fitted {
-                            for line in brink::model::fitted::Fitted::describe(fit) {
+                            for line in brink::laws::fitted::Fitted::describe(fit) {
                                 println!("    {line}");
                             }
                         }

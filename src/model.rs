@@ -9,7 +9,9 @@
 //!    ([`token_bucket`]), then its first attempt.
 //! 3. [`lifecycle`] is the request's state machine: attempts, steps, finish. Each handler
 //!    returns what happens next and one loop applies it. Retries at both layers (request
-//!    attempts, query attempts) are decided by one function, [`retry::decide`].
+//!    attempts, query attempts) are decided by one function, [`retry::decide`]. What a
+//!    handler returns ([`protocol`]'s `Next`) is plain data below every concept file; an
+//!    attempt's and a query's timeouts are armed and fire in [`timeouts`].
 //! 4. [`query`] sends a step's query: its keys and [`cache`] lookups, its fan-out into
 //!    parts, routing (a shard and a server of it, by the pool's [`balance`] policy and the
 //!    step's read preference), and completion (all-or-nothing or partial).
@@ -41,14 +43,11 @@ pub mod calls;
 pub mod crash_loop;
 pub mod deadlines;
 pub mod event;
-pub mod families;
-pub mod fitted;
 pub mod fork;
 pub mod health;
 pub mod hedging;
 pub mod histogram;
 pub mod interventions;
-pub mod laws;
 pub mod lease;
 pub mod lifecycle;
 pub mod live;
@@ -59,11 +58,13 @@ pub mod peers;
 pub mod pool;
 pub mod population;
 pub mod pressure;
+pub mod protocol;
 pub mod query;
 pub mod request;
 pub mod retry;
 pub mod sampling;
 pub mod service;
+pub mod service_time;
 pub mod shedding;
 pub mod simulation;
 pub mod slab;
@@ -71,6 +72,7 @@ pub mod step;
 pub mod stepping;
 pub mod streams;
 pub mod sync;
+pub mod timeouts;
 pub mod token_bucket;
 pub mod tracing;
 pub mod triggers;

@@ -1,7 +1,7 @@
 //! The command line: every command, flag and argument (clap), and the checks clap makes.
 
 use brink::experiment::naming;
-use brink::experiment::sweep::Shard;
+use brink::experiment::shard::Shard;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 

@@ -4,7 +4,7 @@
 
 use brink::experiment::hysteresis::HysteresisWritten;
 use brink::experiment::{Observer, RunWritten, SweepOutcome, SweepWritten};
-use brink::report::sweep::{SweepReport, headroom_table, phase_table};
+use brink::report::sweep_result::{SweepReport, headroom_table, phase_table};
 use brink::scenario::Scenario;
 use brink::stats::plan::{Kind, Plan};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};

@@ -12,8 +12,8 @@ use super::{Error, Outputs};
 use crate::engine::time::SimTime;
 use crate::export;
 use crate::model::Simulation;
-use crate::report::hysteresis::{self, HysteresisReport};
 use crate::report::hysteresis_plot;
+use crate::report::hysteresis_result::{self, HysteresisReport};
 use crate::scenario::sweep::{Axis, AxisUnit, spaced};
 use crate::scenario::{Hysteresis, Loader, Override, Scenario, Tipping, validate};
 use std::path::{Path, PathBuf};
@@ -227,7 +227,7 @@ impl Ramp {
                 .filter(|o| o.path != "hysteresis")
                 .map(|o| format!("{}={}", o.path, o.value))
                 .collect(),
-            points: hysteresis::points(up, down, t.health),
+            points: hysteresis_result::points(up, down, t.health),
             produced_by: sc.provenance.clone(),
         };
         report.produced_by.overrides = report.overrides.clone();

@@ -2,8 +2,8 @@
 //! it is written. The command line draws progress bars and prints; a library user who
 //! wants neither passes [`Quiet`].
 
-use super::sweep::Shard;
-use crate::report::sweep::SweepReport;
+use super::shard::Shard;
+use crate::report::sweep_result::SweepReport;
 use crate::report::verdict::Verdict;
 use crate::scenario::Scenario;
 use crate::stats::plan::{Kind, Plan};

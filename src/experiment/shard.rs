@@ -3,14 +3,42 @@
 //! the files one unsharded run writes (the outputs are derived from the plan and the runs
 //! alone, so this is byte for byte).
 
-use super::sweep::{Shard, write_outputs};
+use super::sweep::write_outputs;
 use super::{Error, create_dir, write_file};
 use crate::export::shard_json::{ShardFile, read_shard_json, runs_digest, shard_json};
-use crate::report::sweep::SweepReport;
+use crate::report::sweep_result::SweepReport;
 use crate::scenario::bounded::read_bounded;
 use crate::scenario::validate::control_char;
 use crate::stats::plan::{Kind, Plan, RunPoint};
 use std::path::{Path, PathBuf};
+
+/// One shard of a sweep: every `count`-th run from `index`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u64,
+    pub count: u64,
+}
+
+impl Shard {
+    /// Parses `K/N` (0 <= K < N).
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let (k, n) = s
+            .split_once('/')
+            .ok_or_else(|| format!("`{s}` is not K/N, e.g. 0/4"))?;
+        let (k, n): (u64, u64) = (
+            k.trim()
+                .parse()
+                .map_err(|_| format!("`{k}` is not a whole number"))?,
+            n.trim()
+                .parse()
+                .map_err(|_| format!("`{n}` is not a whole number"))?,
+        );
+        if n == 0 || k >= n {
+            return Err(format!("`{s}`: K counts from 0 and must be below N"));
+        }
+        Ok(Self { index: k, count: n })
+    }
+}
 
 /// The name of a shard's file.
 pub fn file_name(kind: Kind, shard: Shard) -> String {

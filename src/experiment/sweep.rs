@@ -7,12 +7,13 @@
 use super::collapse_time;
 use super::measure::Gauge;
 use super::observe::{Observer, SweepOutcome, SweepWritten};
-use super::{Error, Outputs, shard};
+use super::shard::{self, Shard};
+use super::{Error, Outputs};
 use crate::engine::time::{SimTime, ns_to_secs};
 use crate::export;
 use crate::model::RunResult;
 use crate::report::phase::PhaseMap;
-use crate::report::sweep::{self, SweepReport};
+use crate::report::sweep_result::{self, SweepReport};
 use crate::report::{phase_plot, sweep_plot};
 use crate::scenario::sweep::{Axis, AxisUnit, Health, Measure, Method, Tipping};
 use crate::scenario::{self, Loader, Override, Scenario, ScenarioError};
@@ -47,34 +48,6 @@ pub struct Sweep {
     axes: Vec<Axis>,
     tipping: Tipping,
     plan: Plan,
-}
-
-/// One shard of a sweep: every `count`-th run from `index`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shard {
-    pub index: u64,
-    pub count: u64,
-}
-
-impl Shard {
-    /// Parses `K/N` (0 <= K < N).
-    pub fn parse(s: &str) -> Result<Self, String> {
-        let (k, n) = s
-            .split_once('/')
-            .ok_or_else(|| format!("`{s}` is not K/N, e.g. 0/4"))?;
-        let (k, n): (u64, u64) = (
-            k.trim()
-                .parse()
-                .map_err(|_| format!("`{k}` is not a whole number"))?,
-            n.trim()
-                .parse()
-                .map_err(|_| format!("`{n}` is not a whole number"))?,
-        );
-        if n == 0 || k >= n {
-            return Err(format!("`{s}`: K counts from 0 and must be below N"));
-        }
-        Ok(Self { index: k, count: n })
-    }
 }
 
 impl Sweep {
@@ -407,7 +380,7 @@ pub fn output_dir(out: &Path, plan: &Plan) -> PathBuf {
 pub fn write_outputs(dir: &Path, plan: &Plan, runs: &[Run]) -> Result<SweepReport, Error> {
     let stem = plan.kind.stem();
     let out = Outputs::begin(dir, stem)?;
-    let r = sweep::report(plan, runs);
+    let r = sweep_result::report(plan, runs);
     out.write(&format!("{stem}.csv"), &export::sweep_csv(plan, runs))?;
     let png = format!("{stem}.png");
     match plan.kind {

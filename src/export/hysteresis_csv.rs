@@ -1,7 +1,7 @@
 //! `hysteresis.csv`: one row per step of the ramp, the up-ramp's then the down-ramp's.
 
 use super::csv::num;
-use crate::report::hysteresis::HysteresisReport;
+use crate::report::hysteresis_result::HysteresisReport;
 use std::fmt::Write;
 
 /// The bytes of `hysteresis.csv` (`direction,step,value,measure,state`); `state` is the

@@ -6,13 +6,13 @@
 //! style is inline and nothing is fetched, so the folder reads offline, from a phone's
 //! 420 px to a 1,600 px screen.
 
-use crate::report::hysteresis::HysteresisReport;
+use crate::report::hysteresis_result::HysteresisReport;
 use crate::report::narrative::Sentence;
-use crate::report::sweep::{
+use crate::report::sweep_plot::layout::measure_words;
+use crate::report::sweep_result::{
     SweepReport, VariantTipping, collapse_note, headroom_rows, precision_notes, recovery_notes,
     sig3, slo_notes,
 };
-use crate::report::sweep_plot::layout::measure_words;
 use pulldown_cmark::{Event, Options, Parser, html};
 use std::fmt::Write;
 

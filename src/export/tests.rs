@@ -26,7 +26,7 @@ mod timeseries_csv;
 mod tipping_json;
 
 use super::*;
-use crate::report::sweep::{SweepReport, report};
+use crate::report::sweep_result::{SweepReport, report};
 use crate::scenario::Provenance;
 use crate::scenario::sweep::{Health, Method};
 use crate::stats::plan::{AxisPlan, Kind, Plan, RunPoint, VariantPlan};

@@ -19,7 +19,7 @@
 
 use super::admission::Gate;
 use super::event::Event;
-use super::lifecycle::Next;
+use super::protocol::Next;
 use super::simulation::Simulation;
 use crate::scenario::Failure;
 use rand::RngExt;

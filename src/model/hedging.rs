@@ -7,7 +7,7 @@
 
 use super::event::Event;
 use super::histogram::Histogram;
-use super::lifecycle::Next;
+use super::protocol::Next;
 use super::query::Part;
 use super::simulation::Simulation;
 use crate::engine::time::SimTime;

@@ -23,7 +23,7 @@
 //! A crash empties the queue (re-queued work included) as it always did.
 
 use super::event::Event;
-use super::lifecycle::Next;
+use super::protocol::PartDone;
 use super::simulation::Simulation;
 use crate::engine::time::SimTime;
 use crate::scenario::{Failure, OnExpiry};
@@ -84,9 +84,9 @@ impl Simulation<'_> {
     }
 
     /// `requeue_failed` is over for job `j`: back to its server's queue, or failed (an
-    /// `error`) if the server is down now.
+    /// `error`) if the server is down now; then its answer, for the dispatch to apply.
     #[inline(never)]
-    pub(super) fn requeue_failed(&mut self, j: u32) {
+    pub(super) fn requeue_failed(&mut self, j: u32) -> Option<PartDone> {
         let job = self.jobs[j];
         let p = job.pool as usize;
         if self.pools[p].servers[job.server as usize].down {
@@ -95,6 +95,7 @@ impl Simulation<'_> {
         }
         self.requeue(p, j);
         self.serve_next(p, job.server);
+        None
     }
 
     /// A worker of pool `p` is about to take job `j`: with `on_expiry = "drop"`, a job
@@ -114,14 +115,17 @@ impl Simulation<'_> {
         true
     }
 
-    /// Job `j`, out of its queue, fails with `failure`: its caller hears if it still
-    /// waits. `Event::LeaseLapsed` (a `timeout`), and a failed job whose server crashed.
+    /// Job `j`, out of its queue, fails with `failure`: the answer its caller hears if it
+    /// still waits, which the dispatch applies. `Event::LeaseLapsed` (a `timeout`), and a
+    /// failed job whose server crashed.
     #[inline(never)]
-    pub(super) fn fail_leased(&mut self, j: u32, failure: Failure) {
+    pub(super) fn fail_leased(&mut self, j: u32, failure: Failure) -> Option<PartDone> {
         let job = self.jobs[j];
         self.jobs.remove(j);
-        if self.reqs[job.req].query_token == job.token {
-            self.advance(job.req, Next::Part(Some(failure), job.keys));
-        }
+        (self.reqs[job.req].query_token == job.token).then_some(PartDone {
+            req: job.req,
+            failure: Some(failure),
+            keys: job.keys,
+        })
     }
 }

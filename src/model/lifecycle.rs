@@ -20,39 +20,12 @@
 
 use super::admission::Gate;
 use super::event::Event;
+use super::protocol::Next;
 use super::request::Request;
 use super::retry::{self, Decision};
 use super::simulation::Simulation;
 use crate::engine::time::SimTime;
 use crate::scenario::Failure;
-
-/// What happens next to a request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Next {
-    /// Start an attempt (the first, or a retry after its backoff).
-    Attempt,
-    /// Start the current step.
-    Step,
-    /// Send the current step's query (the first query attempt, or a retry).
-    Query,
-    /// One part of the current query came back: ok (`None`) or failed, covering this many
-    /// keys.
-    Part(Option<Failure>, u32),
-    /// The current step succeeded.
-    StepDone,
-    /// The current query attempt failed (an error, a full queue, or the service's query
-    /// timeout).
-    QueryFailed(Failure),
-    /// The current attempt failed (the query gave up, the client timed out, the rate limit
-    /// refused a retry, or the breaker is open).
-    AttemptFailed(Failure),
-    /// The request is over: succeeded or failed.
-    Done(bool),
-    /// A hedged query's delay is up: send its second copy.
-    Hedge,
-    /// Nothing until an event brings the request back.
-    Wait,
-}
 
 impl Simulation<'_> {
     /// A new request of class `c` is offered: admission, then its first attempt.
@@ -145,14 +118,7 @@ impl Simulation<'_> {
         if cap <= self.now {
             return Next::AttemptFailed(Failure::Timeout);
         }
-        let deadline = if timeout != SimTime::MAX || cap != SimTime::MAX {
-            let d = self.now.saturating_add(timeout).min(cap);
-            self.queue
-                .schedule(d, Event::AttemptTimeout { req: r, token });
-            d
-        } else {
-            SimTime::MAX
-        };
+        let deadline = self.arm_attempt_timeout(r, token, timeout, cap);
         self.reqs[r].deadline = deadline;
         Next::Step
     }

@@ -3,8 +3,8 @@
 //! completion (all-or-nothing, or partial with key-level outcomes).
 
 use super::event::Event;
-use super::lifecycle::Next;
 use super::pool::Job;
+use super::protocol::Next;
 use super::simulation::Simulation;
 use crate::engine::Rng;
 use crate::engine::rng::splitmix as mix;
@@ -74,14 +74,6 @@ impl Part {
             cost_per_key: q.cost_per_key,
         }
     }
-}
-
-/// A part's answer for its query: which request, ok (`None`) or why it failed, how many
-/// keys it covered.
-pub(super) struct PartDone {
-    pub req: u32,
-    pub failure: Option<Failure>,
-    pub keys: u32,
 }
 
 impl Simulation<'_> {
@@ -278,10 +270,7 @@ impl Simulation<'_> {
         }
         let (fanout, timeout_ns) = (q.fanout, q.timeout_ns);
         let mut deadline = self.reqs[r].deadline;
-        if timeout_ns != SimTime::MAX {
-            let qd = self.now.saturating_add(timeout_ns);
-            self.queue
-                .schedule(qd, Event::QueryTimeout { req: r, token });
+        if let Some(qd) = self.arm_query_timeout(r, token, timeout_ns) {
             deadline = deadline.min(qd);
         }
         let covered = self.reqs[r].covered;

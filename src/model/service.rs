@@ -10,7 +10,7 @@ use super::calls::Calls;
 use super::event::Event;
 use super::lease::LeaseEnd;
 use super::pool::Job;
-use super::query::PartDone;
+use super::protocol::PartDone;
 use super::simulation::Simulation;
 use crate::scenario::{Failure, ShedCfg};
 use rand::RngExt;
@@ -303,7 +303,7 @@ impl Simulation<'_> {
             self.jobs.remove(j);
             if self.reqs[job.req].query_token == job.token {
                 let failed = Some(Failure::Error);
-                self.advance(job.req, super::lifecycle::Next::Part(failed, job.keys));
+                self.advance(job.req, super::protocol::Next::Part(failed, job.keys));
             }
         }
     }

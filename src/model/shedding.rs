@@ -3,7 +3,7 @@
 //! them. Shed work fails at once for its caller, as a rejection (a 503): the caller may
 //! retry it or not, by its policy's `retry_on`.
 
-use super::lifecycle::Next;
+use super::protocol::Next;
 use super::simulation::Simulation;
 use crate::scenario::{CodelCfg, Discipline, Failure};
 

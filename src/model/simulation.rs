@@ -4,10 +4,10 @@
 
 use super::cache::CacheState;
 use super::event::Event;
-use super::lifecycle::Next;
 use super::metrics::RunResult;
 use super::pool::{Job, PoolState};
 use super::population::Population;
+use super::protocol::Next;
 use super::query::KeyScratch;
 use super::request::Request;
 use super::sampling::Sampler;
@@ -394,13 +394,9 @@ impl<'a> Simulation<'a> {
             Event::UserTurn { class, user } => self.user_turn(class as usize, user),
             Event::ThinkEnd { class, epoch } => self.think_end(class as usize, epoch),
             Event::AttemptStart { req, token } => self.resume(req, token, Next::Attempt),
-            Event::AttemptTimeout { req, token } => {
-                self.resume(req, token, Next::AttemptFailed(Failure::Timeout))
-            }
+            Event::AttemptTimeout { req, token } => self.attempt_timed_out(req, token),
             Event::QueryStart { req, token } => self.resume(req, token, Next::Query),
-            Event::QueryTimeout { req, token } => {
-                self.resume(req, token, Next::QueryFailed(Failure::Timeout))
-            }
+            Event::QueryTimeout { req, token } => self.query_timed_out(req, token),
             Event::JobDone { job, req } => {
                 if let Some(part) = self.job_done(job, req) {
                     self.advance(part.req, Next::Part(part.failure, part.keys));
@@ -415,8 +411,16 @@ impl<'a> Simulation<'a> {
             Event::FillShared { req, token } => self.resume(req, token, Next::StepDone),
             Event::FillLost { req, token } => self.resume(req, token, Next::Step),
             Event::FallbackOver { job, token } => self.fallback_over(job, token),
-            Event::Requeue { job } => self.requeue_failed(job),
-            Event::LeaseLapsed { job } => self.fail_leased(job, Failure::Timeout),
+            Event::Requeue { job } => {
+                if let Some(part) = self.requeue_failed(job) {
+                    self.advance(part.req, Next::Part(part.failure, part.keys));
+                }
+            }
+            Event::LeaseLapsed { job } => {
+                if let Some(part) = self.fail_leased(job, Failure::Timeout) {
+                    self.advance(part.req, Next::Part(part.failure, part.keys));
+                }
+            }
             Event::WindowEnd => self.window_end(),
             Event::TriggerStart { trigger } => self.timetable_start(trigger as usize),
             Event::TriggerEnd { trigger } => self.timetable_end(trigger as usize),
@@ -457,7 +461,7 @@ impl<'a> Simulation<'a> {
     /// `Next::Attempt`/`AttemptFailed`) or query attempt (otherwise) that scheduled the event
     /// is still current; a stale event is dropped.
     #[inline(always)]
-    fn resume(&mut self, r: u32, token: u32, next: Next) {
+    pub(super) fn resume(&mut self, r: u32, token: u32, next: Next) {
         let req = &self.reqs[r];
         let current = match next {
             Next::Attempt | Next::AttemptFailed(_) => req.attempt_token,

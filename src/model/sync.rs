@@ -25,7 +25,7 @@
 
 use super::admission::Gate;
 use super::event::Event;
-use super::lifecycle::Next;
+use super::protocol::Next;
 use super::request::Request;
 use super::retry::{self, Decision};
 use super::simulation::Simulation;

@@ -8,7 +8,7 @@
 //! not defined) has no lower bound and does not pass: a gate that cannot be checked is
 //! not passed silently.
 
-use super::sweep::{SweepReport, VariantTipping};
+use super::sweep_result::{SweepReport, VariantTipping};
 use super::timeline::axis::sig3;
 
 /// Why one variant of `scenario` does not pass a gate of `required`, or none when it does.

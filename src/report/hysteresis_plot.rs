@@ -5,11 +5,11 @@
 //! operating, collapse and recovery points marked.
 
 use super::figure::{self, Figure};
-use super::hysteresis::{Direction, HysteresisReport};
+use super::hysteresis_result::{Direction, HysteresisReport};
 use super::narrative::clock;
-use super::sweep::{Region, sig3};
 use super::sweep_plot::layout::measure_words;
 use super::sweep_plot::{LEGEND_H, Mark, err, header, legend_strip, region_color, threshold_words};
+use super::sweep_result::{Region, sig3};
 use super::timeline::PALETTE;
 use plotters::coord::Shift;
 use plotters::prelude::*;

@@ -6,7 +6,7 @@
 //! The sweep report keeps one operating value per variant (the tipping axis'); the second
 //! comes from the plan, so this is derived from (plan, report), both from (plan, runs).
 
-use super::sweep::{Cell, Region, SweepReport};
+use super::sweep_result::{Cell, Region, SweepReport};
 use crate::stats::plan::Plan;
 use serde::Serialize;
 

@@ -6,8 +6,8 @@
 
 use super::figure::{self, Figure, fitting_font};
 use super::phase::{PhaseMap, VariantMap, cell_extent};
-use super::sweep::{Cell, Region, VariantTipping, sig3};
 use super::sweep_plot::{axis_label, bands, err, grid};
+use super::sweep_result::{Cell, Region, VariantTipping, sig3};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -439,12 +439,12 @@ mod tests {
         let cell = |p: f64, state: Region| Cell {
             value: 1.0,
             value2: Some(1.0),
-            baseline: super::super::sweep::Spread {
+            baseline: super::super::sweep_result::Spread {
                 min: None,
                 mean: None,
                 max: None,
             },
-            triggered: super::super::sweep::Spread {
+            triggered: super::super::sweep_result::Spread {
                 min: None,
                 mean: None,
                 max: None,

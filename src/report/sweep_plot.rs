@@ -7,7 +7,7 @@
 pub mod layout;
 
 use super::figure::{self, Figure};
-use super::sweep::{Cell, Region, SweepReport, VariantTipping, sig3};
+use super::sweep_result::{Cell, Region, SweepReport, VariantTipping, sig3};
 use super::timeline::PALETTE;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -170,7 +170,7 @@ fn beside(at: i32, width: i32, right: i32) -> i32 {
 }
 
 /// Picks one branch's spread out of a cell.
-type SpreadOf = fn(&Cell) -> &super::sweep::Spread;
+type SpreadOf = fn(&Cell) -> &super::sweep_result::Spread;
 
 struct TippingFigure<'a>(&'a SweepReport);
 
@@ -214,7 +214,7 @@ pub(super) const LEGEND_H: u32 = 44;
 fn draw_tipping_panel<DB: DrawingBackend>(
     whole: &DrawingArea<DB, Shift>,
     r: &SweepReport,
-    v: &super::sweep::VariantTipping,
+    v: &super::sweep_result::VariantTipping,
 ) -> Res {
     let (_, h) = whole.dim_in_pixel();
     let (area, legend_area) = whole.split_vertically(h.saturating_sub(LEGEND_H));

@@ -2,7 +2,7 @@
 //! and written into `index.html`) and a phase map's region counts.
 
 use super::human_time::budget_spent_at;
-use super::sweep::{Region, SweepReport};
+use super::sweep_result::{Region, SweepReport};
 use crate::stats::plan::{Bound, CollapseTime, is_slo_measure};
 use std::fmt::Write;
 

@@ -18,7 +18,7 @@ use super::spec::{CacheCfg, Config, Intervention, Scenario, SlowCount};
 use super::strict::Strict;
 use super::telemetry;
 use super::validate::{self, did_you_mean};
-use crate::model::fitted::FitReport;
+use crate::laws::fitted::FitReport;
 use assign::Scope;
 use place::{explain, line_col, toml_message};
 pub use place::{place_at, place_in_text};
@@ -223,11 +223,11 @@ impl Loader {
         let fitted = config
             .pools
             .iter()
-            .flat_map(|p| FitReport::of(p.service.sampler.as_ref()))
+            .flat_map(|p| FitReport::of(p.service.solved.as_ref()))
             .chain(config.classes.iter().flat_map(|c| {
                 c.users
                     .as_ref()
-                    .map(|u| FitReport::of(u.think.sampler.as_ref()))
+                    .map(|u| FitReport::of(u.think.solved.as_ref()))
                     .unwrap_or_default()
             }))
             .collect();

@@ -37,7 +37,7 @@ pub struct Provenance {
     /// the tail family, its parameters, and measured against fitted percentiles. Left out
     /// when there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub fitted: Vec<crate::model::fitted::FitReport>,
+    pub fitted: Vec<crate::laws::fitted::FitReport>,
 }
 
 impl Provenance {

@@ -364,8 +364,8 @@ pub struct ServiceCfg {
     pub law: Law,
     pub mean_ns: SimTime,
     pub cv: f64,
-    /// The solved sampler of a law other than exp, const and lognormal (which draw inline).
-    pub sampler: Option<crate::model::laws::Sampler>,
+    /// The solved law (its parameters found at validation) of a law other than exp, const and lognormal (which draw inline).
+    pub solved: Option<crate::laws::SolvedLaw>,
 }
 
 /// A cache tier: `nodes` slots on a consistent-hash ring over a keyspace.

@@ -3,7 +3,7 @@
 //! (`prometheus.rs`, `hlog.rs`, `otlp.rs`) into one [`Measured`] histogram in nanoseconds.
 //!
 //! Uses nothing else of `scenario`: the loader calls [`read`] for each histogram law before
-//! validation, and validation fits the law ([`crate::model::fitted`]) from what it read.
+//! validation, and validation fits the law ([`crate::laws::fitted`]) from what it read.
 
 mod hlog;
 mod otlp;

@@ -4,7 +4,8 @@
 
 use super::controls::{self, Controls};
 use super::page;
-use super::session::{Action, Command, Live, Reply as RunReply, SPEED_RANGE};
+use super::session::{Command, Live, Reply as RunReply, SPEED_RANGE};
+use super::text::Action;
 use super::text::Variant;
 use hyper::Method;
 use serde_json::{Value as Json, json};

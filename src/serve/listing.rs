@@ -2,7 +2,7 @@
 //! and the live actions, each once (an `[[at]]` entry that fires an event is that event),
 //! within the run and at most [`MAX_MARKERS`].
 
-use super::session::Action;
+use super::text::Action;
 use crate::engine::time::ns_to_secs;
 use crate::model::metrics::Marker;
 use crate::scenario::Scenario;

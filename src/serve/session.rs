@@ -23,7 +23,7 @@ mod publish;
 use publish::rates;
 
 use super::listing::{LiveMarker, listed_markers, markers_of};
-use super::text::{Design, Variant, duration_text, session_text};
+use super::text::{Action, Design, Variant, duration_text, session_text};
 use crate::engine::time::{SimTime, ns_to_secs};
 use crate::experiment::measure::Gauge;
 use crate::experiment::run::{narrative_of, structure_of};
@@ -47,19 +47,6 @@ const MAX_TICK_WALL: Duration = Duration::from_millis(200);
 pub const SPEED_RANGE: (f64, f64) = (0.1, 100_000.0);
 /// The most actions one session keeps (each is an `[[at]]` entry of the saved file).
 pub const MAX_ACTIONS: usize = 1000;
-
-/// One action taken on the run: an `[[at]]` entry.
-#[derive(Debug, Clone, Serialize)]
-pub struct Action {
-    /// Simulated time, whole milliseconds.
-    pub time_ms: u64,
-    pub label: String,
-    /// Assignments (path, value), in order.
-    #[serde(skip)]
-    pub set: Vec<(String, Value)>,
-    /// The event it fires, if any.
-    pub fire: Option<String>,
-}
 
 /// What the page asks the run thread to do.
 #[derive(Debug)]

@@ -4,11 +4,24 @@
 //! layout stay; the text is what "save session" returns and what the run thread loads, so
 //! `brink run` on it replays the session.
 
-use super::session::Action;
 use crate::engine::time::{SimTime, format_duration, parse_duration};
 use crate::scenario::{Loader, overrides};
+use serde::Serialize;
 use toml::Value;
 use toml_edit::{DocumentMut, Item, TableLike};
+
+/// One action taken on the run: an `[[at]]` entry.
+#[derive(Debug, Clone, Serialize)]
+pub struct Action {
+    /// Simulated time, whole milliseconds.
+    pub time_ms: u64,
+    pub label: String,
+    /// Assignments (path, value), in order.
+    #[serde(skip)]
+    pub set: Vec<(String, Value)>,
+    /// The event it fires, if any.
+    pub fire: Option<String>,
+}
 
 /// A variant of the file: its name and its assignments (path, value) in file order.
 #[derive(Debug, Clone, PartialEq)]

@@ -28,7 +28,7 @@ pub fn quick_sweep(loader: &Loader) -> Result<serde_json::Value, String> {
     let sweep = Sweep::prepare(loader.clone(), Kind::Tipping, &variants, sets)
         .map_err(|e| format!("{e:#}"))?;
     let runs = sweep.search(1, &|| ()).map_err(|e| format!("{e:#}"))?;
-    let report = crate::report::sweep::report(sweep.plan(), &runs);
+    let report = crate::report::sweep_result::report(sweep.plan(), &runs);
     let bytes = crate::export::tipping_json(&report);
     serde_json::from_slice(&bytes).map_err(|e| e.to_string())
 }

@@ -170,7 +170,7 @@ fn an_mm1_p99_objective_gives_the_capacity_queueing_theory_gives() {
     // The overload point is the same number, under its old name.
     assert_eq!(v["overload_point"].as_f64(), Some(c));
     assert_eq!(v["overload_ci95"], v["capacity_at_slo_ci95"]);
-    let sig3 = brink::report::sweep::sig3;
+    let sig3 = brink::report::sweep_result::sig3;
     let line = format!(
         "base: capacity at SLO {} requests/s (95% CI {}-{})",
         sig3(Some(c)),

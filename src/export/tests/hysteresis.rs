@@ -4,8 +4,8 @@ use super::*;
 
 /// A ramp over 10, 55.5, 100 and back, healthy above 0.8: collapses at 100 going up,
 /// recovers at 10 going down; one step with no measure.
-pub(super) fn hysteresis_report() -> crate::report::hysteresis::HysteresisReport {
-    use crate::report::hysteresis::{HysteresisReport, points};
+pub(super) fn hysteresis_report() -> crate::report::hysteresis_result::HysteresisReport {
+    use crate::report::hysteresis_result::{HysteresisReport, points};
     let up = [(10.0, Some(1.0)), (55.5, Some(0.95)), (100.0, Some(0.1))];
     let down = [(100.0, None), (55.5, Some(1.0 / 3.0)), (10.0, Some(0.99))];
     let mut r = HysteresisReport {

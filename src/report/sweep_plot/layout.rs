@@ -3,7 +3,7 @@
 //! right-hand range whose ticks line up when it does not), which regions are named and
 //! where, and at which height a point's label stays clear of the curves.
 
-use crate::report::sweep::Region;
+use crate::report::sweep_result::Region;
 
 /// A measure's key in words: `goodput_ratio.request` is "goodput ratio of request".
 pub fn measure_words(key: &str) -> String {

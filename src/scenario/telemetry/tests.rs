@@ -9,8 +9,8 @@
 
 use super::{Folder, Request, read};
 use crate::engine::Rng;
-use crate::model::families::{Family, inv_normal};
-use crate::model::fitted::Fitted;
+use crate::laws::families::{Family, inv_normal};
+use crate::laws::fitted::Fitted;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;

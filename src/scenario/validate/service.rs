@@ -1,9 +1,9 @@
 //! A pool's service-time law (`service = { law, ... }`): which keys each law takes, and
-//! the solved sampler of laws beyond exp, const and lognormal (see [`crate::model::laws`]).
+//! the solved laws beyond exp, const and lognormal (see [`crate::laws`]).
 
 use super::check::{MAX_CV, V, bad, nonzero_dur, positive, up_to};
-use crate::model::fitted::Fitted;
-use crate::model::laws::{MAX_PARTS, MAX_SAMPLES, Sampler, Simple, WEIGHT_SLACK};
+use crate::laws::fitted::Fitted;
+use crate::laws::{MAX_PARTS, MAX_SAMPLES, Simple, SolvedLaw, WEIGHT_SLACK};
 use crate::scenario::raw::{Law, PERCENTILES, RawService};
 use crate::scenario::spec::ServiceCfg;
 use std::sync::Arc;
@@ -24,7 +24,7 @@ pub fn service(path: &str, s: &RawService) -> V<ServiceCfg> {
                 law: s.law,
                 mean_ns,
                 cv: classic_cv(path, s)?,
-                sampler: None,
+                solved: None,
             })
         }
         Law::Mixture => {
@@ -38,7 +38,7 @@ pub fn service(path: &str, s: &RawService) -> V<ServiceCfg> {
         | Law::Percentiles
         | Law::Histogram => {
             let law = simple(path, s)?;
-            Ok(cfg(s.law, Sampler::One(law)))
+            Ok(cfg(s.law, SolvedLaw::One(law)))
         }
     }
 }
@@ -58,13 +58,13 @@ fn classic_cv(path: &str, s: &RawService) -> V<f64> {
 }
 
 /// The config of a sampled law: its mean and cv from the closed-form moments.
-fn cfg(law: Law, sampler: Sampler) -> ServiceCfg {
-    let (m1, m2) = sampler.moments();
+fn cfg(law: Law, solved: SolvedLaw) -> ServiceCfg {
+    let (m1, m2) = solved.moments();
     ServiceCfg {
         law,
         mean_ns: m1.round() as u64,
         cv: (m2 - m1 * m1).max(0.0).sqrt() / m1,
-        sampler: Some(sampler),
+        solved: Some(solved),
     }
 }
 
@@ -110,7 +110,7 @@ fn mixture(path: &str, s: &RawService) -> V<ServiceCfg> {
             format!("the parts' weights sum to {total}, not 1"),
         );
     }
-    Ok(cfg(Law::Mixture, Sampler::mixture(parts)))
+    Ok(cfg(Law::Mixture, SolvedLaw::mixture(parts)))
 }
 
 /// Gamma, Weibull, Pareto or empirical at `path`.

@@ -3,13 +3,16 @@
 //!
 //! Parameters are solved once, when the scenario is validated (Weibull's shape from its cv,
 //! Pareto's scale from its capped mean), so a draw is one distribution sample: no search and
-//! no allocation per job. `ServiceCfg::draw` is the one draw of any law; exp, const and
-//! lognormal keep their own inline arms there, so their draws (and the golden outputs) stay
+//! no allocation per job. `ServiceCfg::draw` (in `model/service_time.rs`, above the
+//! scenario that validates these laws) is the one draw of any law; exp, const and lognormal
+//! keep their own inline arms there, so their draws (and the golden outputs) stay
 //! bit for bit the same.
 
-use super::fitted::Fitted;
+pub mod families;
+pub mod fitted;
+
 use crate::engine::Rng;
-use crate::scenario::Law;
+use fitted::Fitted;
 use rand::RngExt;
 use rand_distr::{Exp1, Gamma, Pareto, StandardNormal, Weibull};
 use std::sync::Arc;
@@ -69,9 +72,10 @@ pub struct Bins {
     cum: Vec<f64>,
 }
 
-/// A service-time law other than a top-level exp, const or lognormal.
+/// A service-time law other than a top-level exp, const or lognormal, its parameters solved
+/// at validation. (Named apart from the model's time-series sampler, `model::sampling`.)
 #[derive(Debug, Clone, PartialEq)]
-pub enum Sampler {
+pub enum SolvedLaw {
     One(Simple),
     /// Parts with their cumulative weights (the last is 1).
     Mixture(Arc<[(f64, Simple)]>),
@@ -250,33 +254,7 @@ impl Simple {
     }
 }
 
-impl crate::scenario::ServiceCfg {
-    /// One draw of the law (ns): a pool's service time before cost and slowdowns, a
-    /// population's think time. Exp, const and lognormal draw inline, as they always have.
-    #[inline(always)]
-    pub fn draw(&self, rng: &mut Rng) -> f64 {
-        let mean = self.mean_ns as f64;
-        match self.law {
-            Law::Exp => {
-                let e: f64 = rng.sample(Exp1);
-                e * mean
-            }
-            Law::Const => mean,
-            Law::Lognormal => {
-                let s2 = (1.0 + self.cv * self.cv).ln();
-                let mu = mean.ln() - s2 / 2.0;
-                let z: f64 = rng.sample(StandardNormal);
-                (mu + s2.sqrt() * z).exp()
-            }
-            _ => match &self.sampler {
-                Some(s) => s.draw(rng),
-                None => mean,
-            },
-        }
-    }
-}
-
-impl Sampler {
+impl SolvedLaw {
     /// A mixture of `parts` (weight, law); the weights must sum to 1 within
     /// [`WEIGHT_SLACK`] and are then normalised.
     pub fn mixture(parts: Vec<(f64, Simple)>) -> Self {
@@ -291,14 +269,14 @@ impl Sampler {
                 (if i + 1 == n { 1.0 } else { acc }, s)
             })
             .collect();
-        Sampler::Mixture(cum.into())
+        SolvedLaw::Mixture(cum.into())
     }
 
     /// Mean and second moment E(S²) (ns, ns²), in closed form.
     pub fn moments(&self) -> (f64, f64) {
         match self {
-            Sampler::One(s) => s.moments(),
-            Sampler::Mixture(parts) => {
+            SolvedLaw::One(s) => s.moments(),
+            SolvedLaw::Mixture(parts) => {
                 let mut prev = 0.0;
                 let (mut m1, mut m2) = (0.0, 0.0);
                 for (cum, s) in parts.iter() {
@@ -316,8 +294,8 @@ impl Sampler {
     #[inline]
     pub fn draw(&self, rng: &mut Rng) -> f64 {
         match self {
-            Sampler::One(s) => s.draw(rng),
-            Sampler::Mixture(parts) => {
+            SolvedLaw::One(s) => s.draw(rng),
+            SolvedLaw::Mixture(parts) => {
                 let u: f64 = rng.random();
                 let part = parts
                     .iter()
@@ -391,7 +369,7 @@ mod tests {
     /// √((kurtosis - 1) / draws); the check asserts it is below 1/3 %, so 1% is 3+ standard
     /// errors away (with a fixed seed, never flaky). Light laws need 1e6 draws; heavy tails
     /// (capped Pareto, a rare slow part) need more, named at each call.
-    fn check(name: &str, s: &Sampler, draws: usize) -> (f64, f64) {
+    fn check(name: &str, s: &SolvedLaw, draws: usize) -> (f64, f64) {
         let mut rng = Rng::seed_from_u64(11);
         let (m1, m2) = s.moments();
         let var = m2 - m1 * m1;
@@ -434,13 +412,13 @@ mod tests {
     fn gamma_law_moments() {
         let (m, v) = check(
             "gamma cv 0.5",
-            &Sampler::One(Simple::gamma(MEAN, 0.5).unwrap()),
+            &SolvedLaw::One(Simple::gamma(MEAN, 0.5).unwrap()),
             N,
         );
         assert!((m - MEAN).abs() < 1.0 && (v.sqrt() / m - 0.5).abs() < 1e-9);
         check(
             "gamma cv 2",
-            &Sampler::One(Simple::gamma(MEAN, 2.0).unwrap()),
+            &SolvedLaw::One(Simple::gamma(MEAN, 2.0).unwrap()),
             4 * N,
         );
     }
@@ -450,7 +428,7 @@ mod tests {
         for cv in [0.3, 1.0, 1.5] {
             let (m, v) = check(
                 &format!("weibull cv {cv}"),
-                &Sampler::One(Simple::weibull(MEAN, cv).unwrap()),
+                &SolvedLaw::One(Simple::weibull(MEAN, cv).unwrap()),
                 4 * N,
             );
             assert!((m - MEAN).abs() / MEAN < 1e-9 && (v.sqrt() / m - cv).abs() < 1e-6);
@@ -466,7 +444,7 @@ mod tests {
             let s = Simple::pareto(MEAN, a, cap * MEAN).unwrap();
             let (m, _) = check(
                 &format!("pareto shape {a} cap {cap}x"),
-                &Sampler::One(s),
+                &SolvedLaw::One(s),
                 20 * N,
             );
             assert!((m - MEAN).abs() / MEAN < 1e-9);
@@ -505,7 +483,7 @@ mod tests {
         let samples: Vec<f64> = (1..=1000).map(|i| (i as f64).powf(1.5) * 1e3).collect();
         let n = samples.len() as f64;
         let mean = samples.iter().sum::<f64>() / n;
-        let (m, _) = check("empirical", &Sampler::One(Simple::empirical(samples)), N);
+        let (m, _) = check("empirical", &SolvedLaw::One(Simple::empirical(samples)), N);
         assert!((m - mean).abs() / mean < 1e-12);
     }
 
@@ -513,7 +491,7 @@ mod tests {
     fn histogram_law_moments() {
         // A latency histogram as a load balancer exports it: most requests fast, a tail.
         let bins = [(1e6, 120), (2e6, 560), (5e6, 250), (20e6, 60), (100e6, 10)];
-        let s = Sampler::One(Simple::histogram(&bins));
+        let s = SolvedLaw::One(Simple::histogram(&bins));
         let (m, _) = check("histogram", &s, 20 * N);
         // The mean by hand: each bin's midpoint by its share.
         let mut prev = 0.0;
@@ -540,12 +518,12 @@ mod tests {
         // variance follows that count: 1e6 draws cannot pin it to 1%. A 10% slow part
         // (±0.3%) can; the 99%/1% case is checked against Pollaczek-Khinchine over a
         // longer run in tests/integration/queueing.rs.
-        let s = Sampler::mixture(vec![(0.9, Simple::exp(5e6)), (0.1, Simple::constant(50e6))]);
+        let s = SolvedLaw::mixture(vec![(0.9, Simple::exp(5e6)), (0.1, Simple::constant(50e6))]);
         let (m, _) = check("mixture 90% exp 5ms, 10% const 50ms", &s, N);
         assert!((m - (0.9 * 5e6 + 0.1 * 50e6)).abs() < 1.0);
         check(
             "mixture gamma+lognormal+pareto",
-            &Sampler::mixture(vec![
+            &SolvedLaw::mixture(vec![
                 (0.5, Simple::gamma(MEAN, 0.5).unwrap()),
                 (0.3, Simple::lognormal(MEAN, 0.5)),
                 (0.2, Simple::pareto(MEAN, 2.5, 20.0 * MEAN).unwrap()),

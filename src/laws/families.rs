@@ -3,9 +3,9 @@
 //! measured quantiles (on log quantiles), the best of which is chosen.
 //!
 //! Everything here runs once, when a scenario is validated: quantiles of the gamma law are
-//! found by bisection, which no draw ever does (see [`crate::model::fitted`]).
+//! found by bisection, which no draw ever does (see [`crate::laws::fitted`]).
 
-use super::laws::ln_gamma;
+use super::ln_gamma;
 use crate::engine::number::sig3;
 use serde::{Deserialize, Serialize};
 

@@ -17,7 +17,7 @@
 //!   share with it). Tabulated at survival steps of e^-0.125 relative to the body's
 //!   end, down to e^-30, x linear in ln(survival) between entries, and extrapolated beyond.
 //!
-//! [`Simple::Histogram`]: crate::model::laws::Simple::Histogram
+//! [`Simple::Histogram`]: crate::laws::Simple::Histogram
 
 use super::families::{Family, best_fit};
 use crate::engine::number::sig3;
@@ -82,17 +82,17 @@ pub struct FitReport {
 }
 
 impl FitReport {
-    /// The reports of the fitted laws of `sampler` (its parts', for a mixture).
-    pub fn of(sampler: Option<&super::laws::Sampler>) -> Vec<FitReport> {
-        use super::laws::{Sampler, Simple};
+    /// The reports of the fitted laws of `solved` (its parts', for a mixture).
+    pub fn of(solved: Option<&super::SolvedLaw>) -> Vec<FitReport> {
+        use super::{Simple, SolvedLaw};
         let one = |s: &Simple| match s {
             Simple::Fitted(f) => Some(f.report.clone()),
             _ => None,
         };
-        match sampler {
+        match solved {
             None => Vec::new(),
-            Some(Sampler::One(s)) => one(s).into_iter().collect(),
-            Some(Sampler::Mixture(parts)) => parts.iter().filter_map(|p| one(&p.1)).collect(),
+            Some(SolvedLaw::One(s)) => one(s).into_iter().collect(),
+            Some(SolvedLaw::Mixture(parts)) => parts.iter().filter_map(|p| one(&p.1)).collect(),
         }
     }
 }

@@ -3,7 +3,7 @@
 //! bistable interval between them. Derived from the measures of one run's steps only;
 //! `hysteresis.json`, the console line and the picture all read this one report.
 
-use super::sweep::sig3;
+use super::sweep_result::sig3;
 use crate::scenario::Provenance;
 use crate::scenario::sweep::Health;
 use serde::Serialize;
