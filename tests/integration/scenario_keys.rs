@@ -19,7 +19,7 @@
 //! (`{ with, per, max }`, `{ for = DURATION, factor = F }`) documents them too. Which
 //! raw table each section documents is said once, in [`SECTIONS`].
 
-use brink::scenario::raw::RawScenario;
+use brink::scenario::raw::{RawScenario, choices};
 use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, IntoDeserializer, MapAccess, SeqAccess};
 use std::collections::{BTreeMap, BTreeSet};
@@ -91,6 +91,24 @@ const PARTIAL_BRACES: &[(&str, &str, &str)] = &[(
     "a sync's retry takes only the delay keys: validate/sync.rs refuses max_attempts, \
      retry_on, budget and breaker there; the full table is documented under [class.NAME.retry]",
 )];
+
+/// Keys that take words but that `raw::choices` (the live page's drop-down lists) does not
+/// offer: (the key, why).
+const NOT_CHOICES: &[(&str, &str)] = &[
+    (
+        "kind",
+        "an event's kind is structure: no intervention may change it, so no control offers it",
+    ),
+    (
+        "law",
+        "two enums end in `law` (a service law, a key count's law) and `choices` reads the \
+         last key; a law's other keys change with it, so the live page shows it as text",
+    ),
+    (
+        "retry_on",
+        "a list of words, not one word: its control is a list",
+    ),
+];
 
 // ---------------------------------------------------------------------------------------
 // The probe: the raw shapes as serde sees them.
@@ -825,4 +843,36 @@ fn a_table_without_deny_unknown_fields_is_reported() {
         mismatches("", &shapes).first().map(String::as_str),
         Some("`loose` (Loose) accepts unknown keys: add #[serde(deny_unknown_fields)]")
     );
+}
+
+/// Every key that takes one word is offered by `raw::choices` (the live page's drop-down
+/// lists) with the enum's words, or is named in [`NOT_CHOICES`] with a reason.
+#[test]
+fn every_word_key_is_offered_with_its_words() {
+    let shapes = Shapes::of_scenario();
+    let mut problems = Vec::new();
+    for table in shapes.tables.values() {
+        for (key, kind) in &table.keys {
+            let words: &[&str] = match kind {
+                Kind::Word(w) => w,
+                Kind::Each(entry) if matches!(**entry, Kind::Word(_)) => &[][..],
+                _ => continue,
+            };
+            let path = format!("{}.{key}", table.path).replace('*', "x");
+            let exempt = NOT_CHOICES.iter().any(|(k, _)| k == key);
+            match choices(&path) {
+                Some(offered) if !exempt && offered == words => {}
+                None if exempt => {}
+                offered => problems.push(format!(
+                    "`{path}`: choices gives {offered:?}, the enum takes {words:?}{}",
+                    if exempt {
+                        " (named in NOT_CHOICES)"
+                    } else {
+                        ""
+                    }
+                )),
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
