@@ -18,6 +18,10 @@
 //! table below), and a type cell that spells a nested table's keys in braces
 //! (`{ with, per, max }`, `{ for = DURATION, factor = F }`) documents them too. Which
 //! raw table each section documents is said once, in [`SECTIONS`].
+//!
+//! Two more lists are held to the code: every word key to `raw::choices` (the live page's
+//! drop-down lists), and the `[event.NAME]` kinds table to `RawEventKind`, to each kind's
+//! section and to the keys the validator lets that kind take.
 
 use brink::scenario::raw::{RawScenario, choices};
 use serde::Deserialize;
@@ -875,4 +879,65 @@ fn every_word_key_is_offered_with_its_words() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The `[event.NAME]` kinds table (`| `kind` | keys | length |`): each kind's keys.
+fn kinds_table(doc: &str) -> BTreeMap<String, BTreeSet<String>> {
+    doc.lines()
+        .skip_while(|l| !l.starts_with("| `kind` | keys |"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            let c = cells(l);
+            (spans(&c[0])[0].clone(), spans(&c[1]).into_iter().collect())
+        })
+        .collect()
+}
+
+/// The kinds table names every kind the loader takes, with the keys its own section
+/// documents and the validator lets it take (read from its refusal of a key it does not:
+/// "does not apply to a burst event (it takes: class, clients, spread)").
+#[test]
+fn each_kind_takes_the_keys_its_table_says() {
+    let shapes = Shapes::of_scenario();
+    let doc = doc();
+    let table = kinds_table(&doc);
+    let Some(Kind::Word(kinds)) = shapes.resolve("event.*.kind") else {
+        panic!("an event's kind is a word");
+    };
+    let listed: Vec<&str> = table.keys().map(String::as_str).collect();
+    let mut kinds = kinds.to_vec();
+    kinds.sort_unstable();
+    assert_eq!(listed, kinds, "the kinds table against RawEventKind");
+    for (kind, keys) in &table {
+        let section = format!("`kind = \"{kind}\"`");
+        let documented: BTreeSet<String> = key_rows(&doc)
+            .into_iter()
+            .filter(|r| r.section == section)
+            .flat_map(|r| r.keys)
+            .collect();
+        assert_eq!(
+            &documented, keys,
+            "{section}'s key table against the kinds table"
+        );
+        // A key this kind does not take, of a type every kind's refusal can read.
+        let (other, value) = [("factor", "2.0"), ("clients", "1")]
+            .into_iter()
+            .find(|(k, _)| !keys.contains(*k))
+            .unwrap();
+        let text = format!(
+            "duration = \"1m\"\n[class.c]\nrate = 1\nsteps = [{{ query = \"p\" }}]\n\
+             [pool.p]\nservice = {{ mean = \"1ms\" }}\n\
+             [event.e]\nkind = \"{kind}\"\nat = \"1s\"\n{other} = {value}\n"
+        );
+        let loader = brink::scenario::Loader::from_text("k.toml", "k", text).unwrap();
+        let message = format!("{:#}", loader.load(None, &[]).unwrap_err());
+        let takes = message
+            .split_once("(it takes: ")
+            .and_then(|(_, rest)| rest.split_once(')'))
+            .unwrap_or_else(|| panic!("{kind} with `{other}`: {message}"))
+            .0;
+        let takes: BTreeSet<String> = takes.split(", ").map(str::to_string).collect();
+        assert_eq!(&takes, keys, "the validator's keys of a {kind} event");
+    }
 }
