@@ -47,6 +47,7 @@ mod report;
 mod retries;
 mod retry_amplification;
 mod retry_storm;
+mod scenario_keys;
 mod serve;
 mod serve_api_doc;
 mod serve_guard;
