@@ -133,6 +133,18 @@ impl fmt::Display for Verdict {
                     Refusal::QueueFull => write!(f, "degraded: rejecting {p} at a full queue"),
                 }
             }
+            // Stuck with nothing failed yet: the work is still held (re-queued by its
+            // server, or waiting past any use), not lost; "0% timed out" would misread it.
+            Verdict::Stuck {
+                cause: Fault::ExpiredWork,
+                share,
+            } if share < NOTICEABLE => {
+                f.write_str("stuck: none failed yet, queue full of expired work")
+            }
+            Verdict::Stuck {
+                cause: Fault::TimedOut,
+                share,
+            } if share < NOTICEABLE => f.write_str("stuck: none failed yet, saturated"),
             Verdict::Stuck { cause, share } => {
                 let p = percent(share);
                 match cause {
@@ -419,6 +431,25 @@ mod tests {
         let v = classify(&full, false);
         assert_eq!(v.to_string(), "degraded: rejecting 6.25% at a full queue");
         assert_eq!(v.cause(), Some("queue_full"));
+    }
+
+    /// Stuck with nothing failed yet (DWFM 2025: leases expire and the server re-queues the
+    /// work, so no request fails while none is served): the verdict says so, not "0%".
+    #[test]
+    fn a_stuck_stretch_with_nothing_failed_yet_says_so() {
+        for (cause, text) in [
+            (
+                Fault::ExpiredWork,
+                "stuck: none failed yet, queue full of expired work",
+            ),
+            (Fault::TimedOut, "stuck: none failed yet, saturated"),
+        ] {
+            let v = Verdict::Stuck { cause, share: 0.0 };
+            assert_eq!(v.to_string(), text);
+            // A noticeable share is worded as before.
+            let v = Verdict::Stuck { cause, share: 0.5 };
+            assert!(v.to_string().starts_with("stuck: 50% timed out"), "{v}");
+        }
     }
 
     /// A retry storm: the pool busy, its queue holding 10 s of work against a 1 s
