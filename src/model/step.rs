@@ -10,7 +10,7 @@
 //! compiles away.
 //!
 //! ```text
-//!  [pause?] ─▶ pop ─▶ past the end? ─▶ put back, Ended
+//!  [pause?] ─▶ pop ─▶ past the end? ─▶ Ended (the event put back for a stepped run)
 //!                  └▶ span (watch) ─▶ now, events += 1 ─▶ prefetch ─▶ dispatch
 //!                     ─▶ budgets every CHECK_EVERY events ─▶ after (watch): stop? ─▶ Stopped
 //!                                                                             └▶ next
@@ -27,6 +27,11 @@ pub(super) trait Watch {
     /// The loop asks [`Watch::pause`] before each event (a peek at the queue); a watch
     /// that never pauses leaves this false and the loop peeks at nothing.
     const PAUSES: bool = false;
+
+    /// An event past the run's end is put back, pending, for a caller that goes on from
+    /// this state (a stepped run, whose clones must be whole); for the others the run ends
+    /// there and it is dropped (keeping it would cost a plain run a copy of every event).
+    const KEEPS_PAST_END: bool = false;
 
     /// Whether to stop before the next event, at time `t`, leaving it pending.
     #[inline(always)]
@@ -118,9 +123,9 @@ impl Simulation<'_> {
             return Ok(Some(Halt::Ended));
         };
         if t > self.end {
-            // Past the horizon: it stays pending, unhandled (a stepped run's state is
-            // whole; a plain run ends here).
-            self.queue.schedule(t, ev);
+            if W::KEEPS_PAST_END {
+                self.queue.schedule(t, ev);
+            }
             return Ok(Some(Halt::Ended));
         }
         watch.span(self, t);

@@ -35,6 +35,8 @@ struct ToLevel {
 }
 
 impl Watch for ToLevel {
+    const KEEPS_PAST_END: bool = true;
+
     #[inline(always)]
     fn after(&mut self, sim: &mut Simulation, window: bool) -> bool {
         if window {
