@@ -1,12 +1,15 @@
 //! The model: turns a validated scenario into component state and runs it on the engine.
 //!
 //! # The life of a request, file by file
-//! 1. [`simulation`] builds the components and runs the event loop; it pops each engine
-//!    [`event`] and hands it to the concept that owns it.
+//! 1. [`simulation`] builds the components, each random stream named in one table
+//!    ([`streams`]); [`step`] is the one event loop under every way of running (a run, a
+//!    fork, [`stepping`], [`live`], [`occupancy`](mod@occupancy)): it pops each engine
+//!    [`event`] and `dispatch` hands it to the concept that owns it.
 //! 2. [`workload`] draws a class's arrivals (Poisson, shaped by its profile; bursts), or
 //!    a closed-loop class's users send, wait and think ([`population`]);
-//!    [`lifecycle`] offers the request: admission by the class's rate limit
-//!    ([`token_bucket`]), then its first attempt.
+//!    [`lifecycle`] offers the request: [`admission`] (the class's rate limit,
+//!    [`token_bucket`]; the one place offered, admitted and rejected are counted), then
+//!    its first attempt.
 //! 3. [`lifecycle`] is the request's state machine: attempts, steps, finish. Each handler
 //!    returns what happens next and one loop applies it. Retries at both layers (request
 //!    attempts, query attempts) are decided by one function, [`retry::decide`]. What a
