@@ -227,8 +227,10 @@ pub struct SweepArgs {
     /// Parallel runs (default: all cores; at most 1024).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1024))]
     pub jobs: u64,
-    /// Run only every N-th run starting at K (K from 0) and write a shard file; join the
-    /// shards with `brink merge`.
+    /// Run one shard of the sweep (K from 0) and write a shard file; join the shards with
+    /// `brink merge`. A grid's shard runs every N-th run from K; an adaptive tipping
+    /// sweep's shard runs the whole searches of every N-th variant from K (variant i, in
+    /// `--all-variants` order with base first, goes to shard i mod N).
     #[arg(long, value_name = "K/N", value_parser = Shard::parse)]
     pub shard: Option<Shard>,
     /// Override a value by dotted path, e.g. --set tipping.points=20 (repeatable).

@@ -1,15 +1,17 @@
-//! Shards of a sweep: `--shard K/N` writes the raw results of every N-th run from K into
+//! Shards of a sweep: `--shard K/N` writes the raw results of every N-th run from K of a
+//! grid, or the whole adaptive searches of every N-th variant from K, into
 //! `DIR/<scenario>/<kind>.shard-K-of-N.json`; [`merge`] joins a complete set into exactly
 //! the files one unsharded run writes (the outputs are derived from the plan and the runs
-//! alone, so this is byte for byte).
+//! alone, and a variant's search from its own runs alone, so this is byte for byte).
 
 use super::sweep::write_outputs;
 use super::{Error, create_dir, write_file};
-use crate::export::shard_json::{ShardFile, read_shard_json, runs_digest, shard_json};
+use crate::export::shard_json::{SearchedVariant, ShardFile, read_shard_json, shard_json};
 use crate::report::sweep_result::SweepReport;
 use crate::scenario::bounded::read_bounded;
+use crate::scenario::sweep::Method;
 use crate::scenario::validate::control_char;
-use crate::stats::plan::{Kind, Plan, RunPoint};
+use crate::stats::plan::{Kind, Plan, Run, RunPoint};
 use std::path::{Path, PathBuf};
 
 /// One shard of a sweep: every `count`-th run from `index`.
@@ -50,17 +52,41 @@ pub fn file_name(kind: Kind, shard: Shard) -> String {
     )
 }
 
-/// Writes one shard's runs into `dir`; returns the file's path.
+/// Writes one shard of a grid, its runs, into `dir`; returns the file's path.
 pub fn write(dir: &Path, plan: &Plan, shard: Shard, runs: Vec<RunPoint>) -> Result<PathBuf, Error> {
+    write_shard(dir, plan, shard, runs, None)
+}
+
+/// Writes one shard of an adaptive sweep, the searches of its variants (none for a shard
+/// beyond the last variant), into `dir`; returns the file's path. `plan` is the sweep's
+/// without the mean times to collapse, which each search carries for its variant.
+pub fn write_searched(
+    dir: &Path,
+    plan: &Plan,
+    shard: Shard,
+    searched: Vec<SearchedVariant>,
+) -> Result<PathBuf, Error> {
+    write_shard(dir, plan, shard, Vec::new(), Some(searched))
+}
+
+fn write_shard(
+    dir: &Path,
+    plan: &Plan,
+    shard: Shard,
+    runs: Vec<RunPoint>,
+    searched: Option<Vec<SearchedVariant>>,
+) -> Result<PathBuf, Error> {
     create_dir(dir)?;
     let p = dir.join(file_name(plan.kind, shard));
-    let file = ShardFile {
+    let mut file = ShardFile {
         shard: shard.index,
         of: shard.count,
         plan: plan.clone(),
-        runs_sha256: runs_digest(&runs),
         runs,
+        runs_sha256: String::new(),
+        searched,
     };
+    file.runs_sha256 = file.digest();
     write_file(&p, &shard_json(&file))?;
     Ok(p)
 }
@@ -101,7 +127,7 @@ pub fn merge(dir: &Path) -> Result<Vec<(PathBuf, Kind, SweepReport)>, Error> {
     }
     let mut out = Vec::new();
     for (folder, (plan, runs)) in jobs {
-        let r = write_outputs(&folder, &plan, &plan.locate(&runs))?;
+        let r = write_outputs(&folder, &plan, &runs)?;
         out.push((folder, plan.kind, r));
     }
     Ok(out)
@@ -137,7 +163,7 @@ fn shard_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
 /// each shard's runs match its digest and belong to its place in the plan, and all shards
 /// agree on everything that changes results (the plan, and with it the scenario file's
 /// digest, seed, overrides and brink's version).
-fn join(dir: &Path, files: &[&PathBuf]) -> Result<(Plan, Vec<RunPoint>), Error> {
+fn join(dir: &Path, files: &[&PathBuf]) -> Result<(Plan, Vec<Run>), Error> {
     let bad = |msg: String| Error::Merge {
         dir: dir.display().to_string(),
         msg,
@@ -172,6 +198,17 @@ fn join(dir: &Path, files: &[&PathBuf]) -> Result<(Plan, Vec<RunPoint>), Error> 
                 "{name} and {first_name} are not one sweep: {why}; remove stale shard files"
             )));
         }
+        if s.searched.is_some() != first.searched.is_some() {
+            let what = |f: &ShardFile| match f.searched {
+                Some(_) => "adaptive searches",
+                None => "a grid's runs",
+            };
+            return Err(bad(format!(
+                "{name} holds {} and {first_name} {}: they are not one sweep; remove stale shard files",
+                what(s),
+                what(first)
+            )));
+        }
     }
     // Which of 0..N are here: at most as many as there are files, so a hand-edited N near
     // 2^64 costs nothing.
@@ -190,6 +227,9 @@ fn join(dir: &Path, files: &[&PathBuf]) -> Result<(Plan, Vec<RunPoint>), Error> 
             file_name(first.plan.kind, Shard { index: k, count: n })
         )));
     }
+    if first.searched.is_some() {
+        return join_searched(shards).map_err(bad);
+    }
     let plan = first.plan.clone();
     let total = plan.len();
     let mut runs: Vec<RunPoint> = shards.into_iter().flat_map(|(_, s)| s.runs).collect();
@@ -199,6 +239,46 @@ fn join(dir: &Path, files: &[&PathBuf]) -> Result<(Plan, Vec<RunPoint>), Error> 
             "the shards hold {} runs, not the {total} runs 0..{total} of the sweep",
             runs.len()
         )));
+    }
+    let runs = plan.locate(&runs);
+    Ok((plan, runs))
+}
+
+/// Joins the shards 0..N of an adaptive sweep (each checked on its own, all of one plan):
+/// every variant's search from the one shard it was dealt to, the runs in variant order as
+/// the unsharded search returns them, the plan with each search's tolerance and mean time
+/// to collapse.
+fn join_searched(shards: Vec<(String, ShardFile)>) -> Result<(Plan, Vec<Run>), String> {
+    let mut plan = shards[0].1.plan.clone();
+    plan.method = Method::Adaptive;
+    let n = shards[0].1.of;
+    let mut found: Vec<Option<SearchedVariant>> = vec![None; plan.variants.len()];
+    for (_, s) in shards {
+        for sv in s.searched.into_iter().flatten() {
+            // check_shard has placed each search in range, in its shard, once.
+            let v = sv.variant;
+            found[v] = Some(sv);
+        }
+    }
+    let mut runs = Vec::new();
+    for (v, sv) in found.into_iter().enumerate() {
+        let Some(sv) = sv else {
+            return Err(format!(
+                "the search of variant {v} ({}) is missing: {} holds none; run that shard again",
+                plan.variants[v].name,
+                file_name(
+                    plan.kind,
+                    Shard {
+                        index: v as u64 % n,
+                        count: n
+                    }
+                )
+            ));
+        };
+        let vp = &mut plan.variants[v];
+        vp.tolerance = sv.tolerance;
+        vp.collapse_time = sv.collapse_time;
+        runs.extend(sv.runs);
     }
     Ok((plan, runs))
 }
@@ -261,10 +341,13 @@ fn check_shard(name: &str, s: &ShardFile) -> Result<(), String> {
             s.shard, s.of
         ));
     }
-    if runs_digest(&s.runs) != s.runs_sha256 {
+    if s.digest() != s.runs_sha256 {
         return Err(format!(
             "{name}: its runs do not match their digest (runs_sha256): they were edited or damaged after the shard was written; run the shard again"
         ));
+    }
+    if let Some(searched) = &s.searched {
+        return check_searched(name, s, searched);
     }
     let total = s.plan.len();
     if let Some(r) = s
@@ -276,6 +359,44 @@ fn check_shard(name: &str, s: &ShardFile) -> Result<(), String> {
             "{name}: run {} does not belong in shard {} of {} (a shard holds the runs whose index is K modulo N, of {total}); it was moved from another shard",
             r.index, s.shard, s.of
         ));
+    }
+    Ok(())
+}
+
+/// One searched shard on its own: a tipping sweep's, no runs by index, each search of a
+/// variant of the plan dealt to this shard (index K modulo N), once, its runs all of that
+/// variant and its tolerance a length.
+fn check_searched(name: &str, s: &ShardFile, searched: &[SearchedVariant]) -> Result<(), String> {
+    if s.plan.kind != Kind::Tipping || !s.runs.is_empty() {
+        return Err(format!(
+            "{name}: only a tipping sweep's shard holds searches, and then no runs by index; the shard was edited or damaged"
+        ));
+    }
+    let n = s.plan.variants.len();
+    let mut seen = vec![false; n];
+    for sv in searched {
+        let v = sv.variant;
+        if v >= n || v as u64 % s.of != s.shard {
+            return Err(format!(
+                "{name}: the search of variant {v} does not belong in shard {} of {} (a shard holds the searches of the variants whose index is K modulo N, of {n}); it was moved from another shard",
+                s.shard, s.of
+            ));
+        }
+        if std::mem::replace(&mut seen[v], true) {
+            return Err(format!("{name}: the search of variant {v} is repeated"));
+        }
+        if !(sv.tolerance.is_finite() && sv.tolerance >= 0.0) {
+            return Err(format!(
+                "{name}: the search of variant {v} has tolerance {}, not a length; the shard was edited or damaged",
+                sv.tolerance
+            ));
+        }
+        if let Some(r) = sv.runs.iter().find(|r| r.variant != v) {
+            return Err(format!(
+                "{name}: a run of variant {} is among the search of variant {v}; the shard was edited or damaged",
+                r.variant
+            ));
+        }
     }
     Ok(())
 }

@@ -2,7 +2,8 @@
 //! runs, each (variant, value on each axis, seed, branch); the baseline branch has every
 //! trigger event switched off, the triggered branch switched on. Runs go in parallel on a
 //! local rayon pool; results are kept in run order, so the output does not depend on
-//! `--jobs`, and `--shard K/N` runs every N-th run from K.
+//! `--jobs`, and `--shard K/N` runs every N-th run from K of a grid, or every N-th variant
+//! from K of an adaptive search.
 
 use super::collapse_time;
 use super::measure::Gauge;
@@ -11,6 +12,7 @@ use super::shard::{self, Shard};
 use super::{Error, Outputs};
 use crate::engine::time::{SimTime, ns_to_secs};
 use crate::export;
+use crate::export::shard_json::SearchedVariant;
 use crate::model::RunResult;
 use crate::report::phase::PhaseMap;
 use crate::report::sweep_result::{self, SweepReport};
@@ -252,10 +254,23 @@ impl Sweep {
         self.loader.load(self.variants[variant].as_deref(), &sets)
     }
 
+    /// The variants of a shard: variant i goes to shard i modulo N (`base`, when swept,
+    /// is variant 0); every variant without a shard. A shard beyond the last variant has
+    /// none.
+    pub fn variants_of(&self, shard: Option<Shard>) -> Vec<usize> {
+        let n = self.plan.variants.len();
+        match shard {
+            None => (0..n).collect(),
+            Some(s) => (0..n).filter(|&v| v as u64 % s.count == s.index).collect(),
+        }
+    }
+
     /// Runs the whole sweep, or one shard of it, on `jobs` threads (0: all cores) and
     /// writes its files under `out`: the sweep's files, or the shard's file. `obs` hears
-    /// the progress and the files written. A sharded sweep is a grid (an adaptive search
-    /// places each probe from the results before it, so it cannot be split up front).
+    /// the progress and the files written. A grid's shard runs every N-th run from K; an
+    /// adaptive search's shard runs the whole searches of its variants
+    /// ([`Sweep::variants_of`]): a search places each probe from the results before it,
+    /// so one variant's search stays on one shard.
     pub fn run_and_write(
         &self,
         jobs: usize,
@@ -264,46 +279,68 @@ impl Sweep {
         obs: &dyn Observer,
     ) -> Result<SweepWritten, Error> {
         let start = Instant::now();
-        let with_times = self.with_collapse_times(jobs)?;
-        let plan = &with_times;
-        let dir = output_dir(out, plan);
-        let (runs, outcome) = if plan.method == Method::Adaptive && shard.is_none() {
+        let dir = output_dir(out, &self.plan);
+        let (runs, outcome) = if self.plan.method == Method::Adaptive {
+            let variants = self.variants_of(shard);
+            let times = self.collapse_times(&variants, jobs)?;
             // The bar counts the runs the search has decided to do, growing as it decides
             // more (probes stop early, bisection and focus add some): not the grid's size.
-            obs.sweep_started(plan, 0);
-            let runs = self.search_planned(jobs, &|| obs.sweep_progressed(), &|n| {
-                obs.sweep_grew(n as usize)
-            });
+            obs.sweep_started(&self.plan, 0);
+            let searched =
+                self.search_variants(&variants, jobs, &|| obs.sweep_progressed(), &|n| {
+                    obs.sweep_grew(n as usize)
+                });
             obs.sweep_stopped();
-            let runs = runs?;
-            let n = runs.len();
-            let r = write_outputs(&dir, plan, &runs)?;
-            (n, SweepOutcome::Whole(Box::new(r)))
+            let searched = searched?;
+            let n = searched.iter().map(Vec::len).sum();
+            let outcome = match shard {
+                Some(s) => {
+                    let searched = variants
+                        .iter()
+                        .zip(times)
+                        .zip(searched)
+                        .map(|((&v, collapse_time), runs)| SearchedVariant {
+                            variant: v,
+                            tolerance: self.plan.variants[v].tolerance,
+                            collapse_time,
+                            runs,
+                        })
+                        .collect();
+                    SweepOutcome::Shard {
+                        shard: s,
+                        file: shard::write_searched(&dir, &self.plan, s, searched)?,
+                    }
+                }
+                None => {
+                    let plan = self.with_times(times);
+                    let runs: Vec<Run> = searched.into_iter().flatten().collect();
+                    SweepOutcome::Whole(Box::new(write_outputs(&dir, &plan, &runs)?))
+                }
+            };
+            (n, outcome)
         } else {
+            let all = self.variants_of(None);
+            let plan = self.with_times(self.collapse_times(&all, jobs)?);
             let indices = self.indices(shard);
-            obs.sweep_started(plan, indices.len());
+            obs.sweep_started(&plan, indices.len());
             let runs = self.run(&indices, jobs, &|| obs.sweep_progressed());
             obs.sweep_stopped();
             let runs = runs?;
             let n = runs.len();
-            let grid = Plan {
-                method: Method::Grid,
-                ..plan.clone()
-            };
             let outcome = match shard {
                 Some(s) => SweepOutcome::Shard {
                     shard: s,
-                    file: shard::write(&dir, &grid, s, runs)?,
+                    file: shard::write(&dir, &plan, s, runs)?,
                 },
                 None => {
-                    SweepOutcome::Whole(Box::new(write_outputs(&dir, &grid, &grid.locate(&runs))?))
+                    SweepOutcome::Whole(Box::new(write_outputs(&dir, &plan, &plan.locate(&runs))?))
                 }
             };
             (n, outcome)
         };
         let written = SweepWritten {
-            scenario: plan.scenario.clone(),
-            kind: plan.kind,
+            scenario: self.plan.scenario.clone(),
+            kind: self.plan.kind,
             dir,
             runs,
             wall_s: start.elapsed().as_secs_f64(),
@@ -313,21 +350,35 @@ impl Sweep {
         Ok(written)
     }
 
-    /// The plan with each variant's mean time to spontaneous collapse at its operating
-    /// point, for a tipping sweep of a scenario with a `[collapse]` section (a derived level
-    /// is a guess: it is estimated only when asked for). Variants side by side.
-    fn with_collapse_times(&self, jobs: usize) -> Result<Plan, Error> {
+    /// The plan with each variant's mean time to spontaneous collapse (`times`, one per
+    /// variant in order).
+    fn with_times(&self, times: Vec<Option<CollapseTime>>) -> Plan {
         let mut plan = self.plan.clone();
-        let asked = |sc: &Scenario| sc.collapse.as_ref().is_some_and(|c| !c.derived);
-        if plan.kind != Kind::Tipping {
-            return Ok(plan);
+        for (vp, t) in plan.variants.iter_mut().zip(times) {
+            vp.collapse_time = t;
         }
-        let times = in_pool(jobs, || {
-            self.variants
+        plan
+    }
+
+    /// The mean time to spontaneous collapse at the operating point of each of
+    /// `variants`, for a tipping sweep of a scenario with a `[collapse]` section (a derived
+    /// level is a guess: it is estimated only when asked for); none otherwise. Variants
+    /// side by side.
+    fn collapse_times(
+        &self,
+        variants: &[usize],
+        jobs: usize,
+    ) -> Result<Vec<Option<CollapseTime>>, Error> {
+        let asked = |sc: &Scenario| sc.collapse.as_ref().is_some_and(|c| !c.derived);
+        if self.plan.kind != Kind::Tipping {
+            return Ok(vec![None; variants.len()]);
+        }
+        in_pool(jobs, || {
+            variants
                 .par_iter()
                 .with_max_len(1)
-                .map(|v| -> Result<Option<CollapseTime>, Error> {
-                    let sc = self.loader.load(v.as_deref(), &self.sets)?;
+                .map(|&v| -> Result<Option<CollapseTime>, Error> {
+                    let sc = self.loader.load(self.variants[v].as_deref(), &self.sets)?;
                     if !asked(&sc) {
                         return Ok(None);
                     }
@@ -345,11 +396,7 @@ impl Sweep {
                     }))
                 })
                 .collect::<Result<Vec<_>, _>>()
-        })?;
-        for (vp, t) in plan.variants.iter_mut().zip(times) {
-            vp.collapse_time = t;
-        }
-        Ok(plan)
+        })
     }
 }
 

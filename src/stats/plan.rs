@@ -49,11 +49,12 @@ pub struct VariantPlan {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub untriggered: Vec<String>,
     /// How closely an adaptive search pins its points, in the first axis's values (not in
-    /// shard files: a sharded sweep is a grid).
+    /// the plan of a shard file: a searched shard holds it beside each variant's runs).
     #[serde(skip)]
     pub tolerance: f64,
     /// The mean time to spontaneous collapse at the operating point, when the scenario
-    /// has a `[collapse]` section (estimated once per sweep, and per shard alike).
+    /// has a `[collapse]` section (estimated once per sweep; by every shard of a grid, in
+    /// its plan; by an adaptive sweep's shard for its own variants, beside their runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collapse_time: Option<CollapseTime>,
 }
@@ -114,7 +115,8 @@ pub struct Plan {
     pub seeds: u32,
     pub axes: Vec<AxisPlan>,
     pub variants: Vec<VariantPlan>,
-    /// Grid or adaptive (a sharded sweep, and so a shard file, is always a grid).
+    /// Grid or adaptive (not in the plan of a shard file: a shard that holds searches,
+    /// not runs by index, is an adaptive sweep's).
     pub method: Method,
     /// Where a run's measuring window starts and how long a run is (seconds): what tells a
     /// spontaneous collapse (healthy for at least `settle`, then stuck) from overload.
@@ -254,7 +256,7 @@ impl TryFrom<PlanFile> for Plan {
 }
 
 /// Without the trigger, or with it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Branch {
     Baseline,
@@ -383,8 +385,8 @@ pub struct Trace {
 }
 
 /// One run of a sweep, grid or adaptive, by where it sits: what reports and `tipping.csv`
-/// are made of.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// are made of (and, for an adaptive search's shard, what its file holds).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Run {
     pub variant: usize,
     /// The value on each axis (the second is 0 for a tipping sweep).
@@ -392,6 +394,7 @@ pub struct Run {
     pub seed: u32,
     pub branch: Branch,
     pub measure: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<Trace>,
 }
 

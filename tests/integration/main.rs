@@ -52,6 +52,7 @@ mod serve;
 mod serve_api_doc;
 mod serve_guard;
 mod service_graphs;
+mod sharded_search;
 mod slack;
 mod slo;
 mod structure;

@@ -57,24 +57,32 @@ impl Sweep {
     /// The adaptive search of every variant, variants side by side on `jobs` threads (0:
     /// all cores); the runs in (variant, value, seed, branch) order.
     pub fn search(&self, jobs: usize, tick: &(dyn Fn() + Sync)) -> Result<Vec<Run>, Error> {
-        self.search_planned(jobs, tick, &|_| {})
+        let all = self.variants_of(None);
+        let per_variant = self.search_variants(&all, jobs, tick, &|_| {})?;
+        Ok(per_variant.into_iter().flatten().collect())
     }
 
-    /// [`search`](Self::search), telling `planned` how many more runs the search has
-    /// decided to do before it does them (their sum is the number of runs returned).
-    pub fn search_planned(
+    /// The adaptive searches of `variants` (indices into the plan's variants), side by
+    /// side on `jobs` threads (0: all cores): each variant's runs in (value, seed, branch)
+    /// order, one list per variant in the order given. A variant's search depends on its
+    /// own runs only, so it gives the same runs whichever variants search beside it (what
+    /// lets a shard search some variants and `brink merge` join them). `planned` hears how
+    /// many more runs the search has decided to do before it does them (their sum is the
+    /// number of runs returned).
+    pub fn search_variants(
         &self,
+        variants: &[usize],
         jobs: usize,
         tick: &(dyn Fn() + Sync),
         planned: &(dyn Fn(u64) + Sync),
-    ) -> Result<Vec<Run>, Error> {
+    ) -> Result<Vec<Vec<Run>>, Error> {
         let axis = &self.axes[0];
         let healthy = |r: &Run| !self.plan.failed(r.branch, r.measure, r.trace);
         in_pool(jobs, || {
-            let per_variant: Vec<Vec<Run>> = (0..self.plan.variants.len())
-                .into_par_iter()
+            variants
+                .par_iter()
                 .with_max_len(1)
-                .map(|v| {
+                .map(|&v| {
                     let search = Search {
                         grid: &axis.values,
                         unit: axis.unit,
@@ -108,8 +116,7 @@ impl Sweep {
                             .collect())
                     })
                 })
-                .collect::<Result<_, _>>()?;
-            Ok(per_variant.into_iter().flatten().collect())
+                .collect::<Result<_, _>>()
         })
     }
 
