@@ -75,9 +75,9 @@ fn jobs_do_not_change_the_outputs() {
     assert_eq!(csv.lines().count(), 1 + 40);
 }
 
-/// A sharded sweep is a grid (an adaptive search cannot be split up front): its merged
-/// files equal those of the unsharded grid run with the same overrides (the files record
-/// them).
+/// A grid's shards (every N-th run from K) merged: the files equal those of the unsharded
+/// grid run with the same overrides (the files record them). An adaptive sweep's shards
+/// (whole variants) are `sharded_search.rs`'s.
 #[test]
 fn merged_shards_equal_the_unsharded_run() {
     let tmp = tempfile::tempdir().unwrap();
