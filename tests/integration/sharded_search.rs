@@ -250,3 +250,36 @@ fn merge_refuses_a_foreign_search_shard() {
         "holds a grid's runs and tipping.shard-0-of-3.json adaptive searches",
     );
 }
+
+/// Writes `v` as shard file `name` of `dir`, its digest recomputed (as someone who edits
+/// a shard on purpose would): only the searches' places can tell.
+fn write_shard(dir: &Path, name: &str, mut v: Value) {
+    let digest =
+        brink::scenario::provenance::sha256_hex(&serde_json::to_vec(&v["searched"]).unwrap());
+    v["runs_sha256"] = Value::String(digest);
+    std::fs::write(dir.join(name), serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+}
+
+#[test]
+fn merge_refuses_a_search_moved_or_dropped() {
+    let shard = |k: usize| -> Value { serde_json::from_slice(&sweeps().shards[k]).unwrap() };
+    // Variant 3's search (watermarks, shard 0's) moved into shard 1.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = folder_with(tmp.path(), &[(2, SHARDS[2])]);
+    let (mut s0, mut s1) = (shard(0), shard(1));
+    let moved = s0["searched"].as_array_mut().unwrap().pop().unwrap();
+    assert_eq!(moved["variant"], 3);
+    s1["searched"].as_array_mut().unwrap().push(moved);
+    write_shard(&dir, SHARDS[0], s0.clone());
+    write_shard(&dir, SHARDS[1], s1);
+    refused(
+        &dir,
+        "the search of variant 3 does not belong in shard 1 of 3",
+    );
+    // Dropped from shard 0 altogether.
+    write_shard(&dir, SHARDS[1], shard(1));
+    refused(
+        &dir,
+        "the search of variant 3 (watermarks) is missing: tipping.shard-0-of-3.json holds none",
+    );
+}
