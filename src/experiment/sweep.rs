@@ -24,8 +24,10 @@ use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+mod built;
 mod runs;
 
+use built::Built;
 use runs::in_pool;
 
 /// The name of the scenario as written, among variants.
@@ -50,6 +52,8 @@ pub struct Sweep {
     axes: Vec<Axis>,
     tipping: Tipping,
     plan: Plan,
+    /// The scenarios of the runs lately run, shared by their seeds.
+    built: Built,
 }
 
 impl Sweep {
@@ -178,6 +182,7 @@ impl Sweep {
             axes,
             tipping,
             plan,
+            built: Built::default(),
         };
         // Every cell must load (a swept value may be out of range): refuse before running.
         let stride = sweep.plan.seeds as u64 * 2;
@@ -207,6 +212,19 @@ impl Sweep {
         let p = self.plan.point(i);
         let at = |a: usize| self.axes.get(a).map_or(0.0, |axis| axis.values[p.at[a]]);
         self.scenario_at(p.variant, [at(0), at(1)], p.branch)
+    }
+
+    /// The scenario of a run of variant `variant` at `value` on each axis, built once for
+    /// all the seeds that run there ([`Built`]).
+    fn kept_scenario_at(
+        &self,
+        variant: usize,
+        value: [f64; 2],
+        branch: Branch,
+    ) -> Result<std::sync::Arc<Scenario>, ScenarioError> {
+        self.built.get(variant, value, branch, || {
+            self.scenario_at(variant, value, branch)
+        })
     }
 
     /// The scenario of a run of variant `variant` at `value` on each axis.

@@ -161,7 +161,7 @@ impl Sweep {
         seed: u32,
         branch: Branch,
     ) -> Result<Outcome, Error> {
-        let sc = self.scenario_at(variant, value, branch)?;
+        let sc = self.kept_scenario_at(variant, value, branch)?;
         let gauge = self.gauge(&sc, branch)?;
         let result = model::run_until(&sc, seed as u64, &mut |now, rows| gauge.settled(rows, now));
         read(&gauge, result)
@@ -176,8 +176,8 @@ impl Sweep {
         value: [f64; 2],
         seed: u32,
     ) -> Result<[Outcome; 2], Error> {
-        let sb = self.scenario_at(variant, value, Branch::Baseline)?;
-        let st = self.scenario_at(variant, value, Branch::Triggered)?;
+        let sb = self.kept_scenario_at(variant, value, Branch::Baseline)?;
+        let st = self.kept_scenario_at(variant, value, Branch::Triggered)?;
         let (gb, gt) = (
             self.gauge(&sb, Branch::Baseline)?,
             self.gauge(&st, Branch::Triggered)?,

@@ -6,7 +6,38 @@ use crate::laws::fitted::Fitted;
 use crate::laws::{MAX_PARTS, MAX_SAMPLES, Simple, SolvedLaw, WEIGHT_SLACK};
 use crate::scenario::raw::{Law, PERCENTILES, RawService};
 use crate::scenario::spec::ServiceCfg;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// The laws fitted lately, by what each was fitted from. A sweep builds its scenario at
+/// every probe, `brink all` at every variant too, and a fit is a pure function of its
+/// input that takes about a tenth of a second for a measured histogram (web-api's
+/// Postgres: 6,316 buckets): most of a load.
+static FITTED: Mutex<Vec<(FitKey, Arc<Fitted>)>> = Mutex::new(Vec::new());
+
+/// How many fitted laws are kept (the oldest goes first).
+const FITS_KEPT: usize = 16;
+
+/// What a fit is computed from: the key path (its messages name it), the source, and its
+/// numbers' bits.
+type FitKey = (String, String, Vec<u64>);
+
+/// The law fitted from `key`: kept, or fitted by `fit` and kept (a failed fit is not).
+fn fitted(
+    key: FitKey,
+    fit: impl FnOnce() -> Result<Fitted, String>,
+) -> Result<Arc<Fitted>, String> {
+    let kept = || FITTED.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, f)) = kept().iter().find(|(k, _)| *k == key) {
+        return Ok(f.clone());
+    }
+    let f = Arc::new(fit()?);
+    let mut kept = kept();
+    if kept.len() >= FITS_KEPT {
+        kept.remove(0);
+    }
+    kept.push((key, f.clone()));
+    Ok(f)
+}
 
 /// Validates the service table at `path` (e.g. `pool.db.service`).
 pub fn service(path: &str, s: &RawService) -> V<ServiceCfg> {
@@ -190,9 +221,19 @@ fn simple(path: &str, s: &RawService) -> V<Simple> {
                     "missing required key `file` (this law needs it)".to_string(),
                 )
             })?;
-            let f = Fitted::from_bins(path, m.source.clone(), &m.bins, m.overflow, m.mean_ns)
-                .map_err(|e| (format!("{path}.file"), format!("{}: {e}", m.source)))?;
-            Simple::Fitted(Arc::new(f))
+            let numbers = m.bins.iter().flat_map(|b| [b.0, b.1, b.2]);
+            let mean = [m.mean_ns.is_some() as u8 as f64, m.mean_ns.unwrap_or(0.0)];
+            let numbers = numbers.chain([m.overflow]).chain(mean);
+            let key = (
+                path.into(),
+                m.source.clone(),
+                numbers.map(f64::to_bits).collect(),
+            );
+            let f = fitted(key, || {
+                Fitted::from_bins(path, m.source.clone(), &m.bins, m.overflow, m.mean_ns)
+            })
+            .map_err(|e| (format!("{path}.file"), format!("{}: {e}", m.source)))?;
+            Simple::Fitted(f)
         }
         Law::Exp | Law::Const | Law::Lognormal | Law::Mixture => {
             return bad(format!("{path}.law"), "not a sampled law");
@@ -235,8 +276,11 @@ fn percentiles(path: &str, s: &RawService) -> V<Simple> {
         prev = Some((k, v));
     }
     let points: Vec<(f64, f64)> = given.iter().map(|&(_, p, v)| (p, v as f64)).collect();
-    let f = Fitted::from_percentiles(path, &points).map_err(|e| (format!("{path}.law"), e))?;
-    Ok(Simple::Fitted(Arc::new(f)))
+    let numbers = points.iter().flat_map(|&(p, x)| [p.to_bits(), x.to_bits()]);
+    let key = (path.into(), "percentiles".into(), numbers.collect());
+    let f = fitted(key, || Fitted::from_percentiles(path, &points))
+        .map_err(|e| (format!("{path}.law"), e))?;
+    Ok(Simple::Fitted(f))
 }
 
 /// A measured histogram at `path`: 1 to [`MAX_SAMPLES`] bins of (upper edge, count), edges
@@ -324,4 +368,32 @@ fn only(path: &str, s: &RawService, keys: &[&str]) -> V<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    /// A law is fitted once per input: the same key gives the same law without fitting
+    /// again; another input (here another path) is fitted; a failed fit is not kept.
+    #[test]
+    fn fits_each_input_once() {
+        let points = [(0.5, 1e6), (0.9, 3e6), (0.99, 9e6)];
+        let fits = Cell::new(0);
+        let fit = |at: &str| {
+            fits.set(fits.get() + 1);
+            Fitted::from_percentiles(at, &points)
+        };
+        let key = |at: &str| (at.to_string(), "test".to_string(), vec![1, 2, 3]);
+        let a = fitted(key("test.once.a"), || fit("test.once.a")).unwrap();
+        let again = fitted(key("test.once.a"), || fit("test.once.a")).unwrap();
+        assert!(Arc::ptr_eq(&a, &again));
+        assert_eq!(fits.get(), 1);
+        fitted(key("test.once.b"), || fit("test.once.b")).unwrap();
+        assert_eq!(fits.get(), 2);
+        assert!(fitted(key("test.once.c"), || Err("no".into())).is_err());
+        fitted(key("test.once.c"), || fit("test.once.c")).unwrap();
+        assert_eq!(fits.get(), 3);
+    }
 }
