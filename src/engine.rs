@@ -4,7 +4,7 @@
 //! sequence and hands out independent, reproducible random streams.
 
 pub mod number;
-pub mod queue;
+mod queue;
 mod radix_heap;
 pub mod rng;
 pub mod time;
