@@ -36,7 +36,7 @@ impl Simulation<'_> {
         if timeout != SimTime::MAX || cap != SimTime::MAX {
             let d = self.now.saturating_add(timeout).min(cap);
             self.queue
-                .schedule(d, Event::AttemptTimeout { req: r, token });
+                .schedule_timer(d, Event::AttemptTimeout { req: r, token });
             d
         } else {
             SimTime::MAX
@@ -55,7 +55,7 @@ impl Simulation<'_> {
         if timeout_ns != SimTime::MAX {
             let qd = self.now.saturating_add(timeout_ns);
             self.queue
-                .schedule(qd, Event::QueryTimeout { req: r, token });
+                .schedule_timer(qd, Event::QueryTimeout { req: r, token });
             Some(qd)
         } else {
             None
