@@ -67,6 +67,8 @@ pub struct EventQueue<E> {
     radix: RadixHeap<E>,
     /// The radix heap is in use.
     large: bool,
+    /// `large` or timers pending: a pop takes the out-of-line path.
+    slow: bool,
     /// Timers, each lane in key order (its front is its earliest).
     lanes: Vec<Lane<E>>,
     /// Timers pending in the lanes.
@@ -98,6 +100,7 @@ impl<E: Copy> EventQueue<E> {
             heap: Heap::new(),
             radix: RadixHeap::new(),
             large: false,
+            slow: false,
             lanes: Vec::new(),
             in_lanes: 0,
             next_timer: u128::MAX,
@@ -143,12 +146,9 @@ impl<E: Copy> EventQueue<E> {
     /// first). For a caller that wants to start fetching what the next event will need.
     #[inline]
     pub fn peek(&mut self) -> Option<&E> {
-        if self.large {
+        if self.slow {
             // Staging early is what `pop` does anyway: the staged event is the earliest.
-            self.stage_next();
-        }
-        if self.timer_first() {
-            return self.lanes[self.next_lane].front().map(|e| &e.event);
+            self.stage_slow();
         }
         self.heap.entries.first().map(|e| &e.event)
     }
@@ -200,6 +200,7 @@ impl<E: Copy> EventQueue<E> {
         };
         self.lanes[i].push(entry);
         self.in_lanes += 1;
+        self.slow = true;
         // Only a lane that was empty has a new front.
         if key < self.next_timer && self.lanes[i].len() == 1 {
             (self.next_timer, self.next_lane) = (key, i);
@@ -231,15 +232,14 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Removes and returns the earliest event with its time.
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        if self.large {
-            self.stage_next();
+        // One flag for both slow cases (the radix heap in use, timers pending), so a few
+        // pending events without timers (M/M/1) pay one test, as before the lanes.
+        if self.slow {
+            self.stage_slow();
         }
-        if self.in_lanes > 0 {
-            return self.pop_with_lanes();
-        }
-        // One path out for both representations: merging a second one here would put the
+        // One path out for every representation: merging a second one here would put the
         // popped entry in memory, and reading it back costs a store-forwarding stall per pop.
         let e = self.heap.pop()?;
         Some((e.time(), e.event))
@@ -248,13 +248,16 @@ impl<E: Copy> EventQueue<E> {
     // The radix heap's and the lanes' paths stay out of line, so the few-pending paths stay
     // small: they are inlined where the model schedules and pops.
 
-    /// [`Self::pop`] with timers pending: the earliest of the heap's top (staged) and the
-    /// lanes' fronts.
+    /// With the radix heap in use or timers pending, makes sure the 4-ary heap's top is the
+    /// earliest event: stages the radix heap's earliest ([`Self::stage_next`]), then moves
+    /// the lanes' earliest front there when it is earlier still.
     #[inline(never)]
-    fn pop_with_lanes(&mut self) -> Option<(SimTime, E)> {
+    fn stage_slow(&mut self) {
+        if self.large {
+            self.stage_next();
+        }
         if !self.timer_first() {
-            let e = self.heap.pop()?;
-            return Some((e.time(), e.event));
+            return;
         }
         let e = self.lanes[self.next_lane].pop_front();
         self.in_lanes -= 1;
@@ -266,7 +269,9 @@ impl<E: Copy> EventQueue<E> {
                 (self.next_timer, self.next_lane) = (f.key, i);
             }
         }
-        Some((e.time(), e.event))
+        self.slow = self.large || self.in_lanes > 0;
+        // Earlier than everything in the heap: it goes to the top.
+        self.heap.push(e.key, e.event);
     }
 
     #[inline(never)]
@@ -305,6 +310,7 @@ impl<E: Copy> EventQueue<E> {
             self.radix.push(e);
         }
         self.large = true;
+        self.slow = true;
     }
 
     /// Few events left: moves them back to the 4-ary heap and frees the radix heap's storage.
@@ -317,6 +323,7 @@ impl<E: Copy> EventQueue<E> {
             self.heap.push(e.key, e.event);
         }
         self.large = false;
+        self.slow = self.in_lanes > 0;
     }
 }
 
