@@ -3,6 +3,8 @@
 //! The engine knows nothing of the model: it orders opaque events by time and insertion
 //! sequence and hands out independent, reproducible random streams.
 
+mod heap;
+mod lane;
 pub mod number;
 pub mod queue;
 mod radix_heap;

@@ -32,6 +32,8 @@
 //! model never does that). It pops first, as everything there is earlier than everything in
 //! the radix heap, so the order stays exact.
 
+use super::heap::Heap;
+use super::lane::Lane;
 use super::radix_heap::RadixHeap;
 use super::time::SimTime;
 
@@ -324,143 +326,6 @@ impl<E: Copy> EventQueue<E> {
         }
         self.large = false;
         self.slow = self.in_lanes > 0;
-    }
-}
-
-/// Timers in key order, popped from the front: a vector read from `head`, compacted when
-/// the part read is at least half of it (so it holds at most twice the timers pending).
-#[derive(Clone)]
-struct Lane<E> {
-    entries: Vec<Entry<E>>,
-    head: usize,
-}
-
-impl<E: Copy> Lane<E> {
-    fn new() -> Self {
-        Self {
-            entries: Vec::new(),
-            head: 0,
-        }
-    }
-
-    #[inline]
-    fn len(&self) -> usize {
-        self.entries.len() - self.head
-    }
-
-    #[inline]
-    fn front(&self) -> Option<&Entry<E>> {
-        self.entries.get(self.head)
-    }
-
-    #[inline]
-    fn back(&self) -> Option<&Entry<E>> {
-        self.entries.last().filter(|_| self.len() > 0)
-    }
-
-    #[inline]
-    fn push(&mut self, e: Entry<E>) {
-        self.entries.push(e);
-    }
-
-    /// The front entry (the lane must not be empty).
-    #[inline]
-    fn pop_front(&mut self) -> Entry<E> {
-        let e = self.entries[self.head];
-        self.head += 1;
-        if self.head == self.entries.len() {
-            self.entries.clear();
-            self.head = 0;
-        } else if self.head >= 1024 && 2 * self.head >= self.entries.len() {
-            self.entries.drain(..self.head);
-            self.head = 0;
-        }
-        if self.entries.capacity() > 4096 && self.entries.capacity() > 4 * self.entries.len() {
-            // After a storm of timers, give most of their memory back.
-            self.entries.shrink_to(2 * self.entries.len());
-        }
-        e
-    }
-}
-
-/// A 4-ary min-heap of entries by key: the tree is half as deep as a binary heap's and a
-/// node's children share a cache line.
-#[derive(Clone)]
-struct Heap<E> {
-    entries: Vec<Entry<E>>,
-}
-
-impl<E: Copy> Heap<E> {
-    fn new() -> Self {
-        Self {
-            entries: Vec::with_capacity(1024),
-        }
-    }
-
-    #[inline]
-    fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    #[inline]
-    fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    #[inline]
-    fn peek_time(&self) -> Option<SimTime> {
-        self.entries.first().map(Entry::time)
-    }
-
-    #[inline(always)]
-    fn push(&mut self, key: u128, event: E) {
-        let mut i = self.entries.len();
-        self.entries.push(Entry { key, event });
-        // Sift up with a hole: move parents down until the new entry's place is found.
-        while i > 0 {
-            let parent = (i - 1) / 4;
-            if self.entries[parent].key <= key {
-                break;
-            }
-            self.entries[i] = self.entries[parent];
-            i = parent;
-        }
-        self.entries[i] = Entry { key, event };
-    }
-
-    #[inline(always)]
-    fn pop(&mut self) -> Option<Entry<E>> {
-        // The last entry fills the hole left by the top: sift the hole down to where the last
-        // entry's key belongs, then copy it there (copied once, memory to memory: holding it
-        // in registers across the loop spills it, and reloading costs a stall).
-        let n = self.entries.len().checked_sub(1)?;
-        let top = self.entries[0];
-        let last_key = self.entries[n].key;
-        let mut i = 0;
-        loop {
-            let first = 4 * i + 1;
-            if first >= n {
-                break;
-            }
-            let end = (first + 4).min(n);
-            let mut best = first;
-            let mut best_key = self.entries[first].key;
-            for c in first + 1..end {
-                let k = self.entries[c].key;
-                if k < best_key {
-                    best = c;
-                    best_key = k;
-                }
-            }
-            if best_key >= last_key {
-                break;
-            }
-            self.entries[i] = self.entries[best];
-            i = best;
-        }
-        self.entries[i] = self.entries[n];
-        self.entries.truncate(n);
-        Some(top)
     }
 }
 
