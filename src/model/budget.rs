@@ -221,9 +221,10 @@ pub fn bytes_of(uses: &[Use]) -> u64 {
 
 /// Bytes a pending event holds in the queue (its key and the event).
 pub const EVENT_BYTES: usize = std::mem::size_of::<(u128, Event)>();
-/// Bytes a request in flight holds (its record, its hedge time, its keys' list).
+/// Bytes a request in flight holds (its record, its hedge time, its backoff sleeps, its
+/// keys' list).
 pub const REQUEST_BYTES: usize =
-    std::mem::size_of::<Request>() + std::mem::size_of::<SimTime>() + 24;
+    std::mem::size_of::<Request>() + 3 * std::mem::size_of::<SimTime>() + 24;
 /// Bytes a job holds (its record and its place in a server's queue).
 pub const JOB_BYTES: usize = std::mem::size_of::<Job>() + std::mem::size_of::<u32>();
 

@@ -21,7 +21,7 @@
 use super::admission::Gate;
 use super::event::Event;
 use super::protocol::Next;
-use super::request::Request;
+use super::request::{QUERY_LEVEL, REQUEST_LEVEL, Request};
 use super::retry::{self, Decision};
 use super::simulation::Simulation;
 use crate::engine::time::SimTime;
@@ -131,7 +131,6 @@ impl Simulation<'_> {
         let step = req.step as usize;
         let keyed = self.cfg.classes[c].steps[step].keyed;
         req.q_attempt = 0;
-        req.q_prev_sleep = 0;
         if !keyed {
             req.covered = 0;
             return Next::Query;
@@ -179,7 +178,7 @@ impl Simulation<'_> {
             req.q_attempt as u32,
             why,
             cs.step_budgets[step].as_mut(),
-            &mut req.q_prev_sleep,
+            self.sleeps.after(r, QUERY_LEVEL, req.q_attempt),
             &mut cs.retry_rng,
             self.now,
         ) {
@@ -221,7 +220,7 @@ impl Simulation<'_> {
             req.attempt as u32,
             why,
             cs.retry_budget.as_mut(),
-            &mut req.prev_sleep,
+            self.sleeps.after(r, REQUEST_LEVEL, req.attempt),
             &mut cs.retry_rng,
             self.now,
         ) {

@@ -72,6 +72,9 @@ pub struct Simulation<'a> {
     /// When each request slot's hedged query sent its first copy (hedged steps only: a
     /// side table keeps the request record small).
     pub(super) hedge_sent: Vec<SimTime>,
+    /// Each request slot's last backoff sleeps (decorrelated jitter: a side table keeps
+    /// the request record within a cache line).
+    pub(super) sleeps: super::request::Sleeps,
     /// The run's budgets (memory ceiling, events).
     pub(super) limits: Limits,
     /// The bytes of what the run holds from start to end ([`known_uses`]).
@@ -190,6 +193,7 @@ impl<'a> Simulation<'a> {
             events: 0,
             shed_jobs: Vec::new(),
             hedge_sent: Vec::new(),
+            sleeps: Default::default(),
             prefetch: false,
             job_calls: Vec::new(),
             roots: Vec::new(),
@@ -355,23 +359,17 @@ impl<'a> Simulation<'a> {
     }
 
     /// Starts loading the records the next event will read, so that with many requests in
-    /// flight (records far apart in memory) the wait overlaps this event's work. A hint
-    /// only: it reads, changes nothing, and the next event may still be preceded by one
-    /// this event schedules.
+    /// flight (records far apart in memory) the wait overlaps this event's work; and, with
+    /// many events pending, those of each batch the queue has just staged
+    /// ([`EventQueue::staged`]), several events ahead. A hint only: it reads, changes
+    /// nothing, and the next event may still be preceded by one this event schedules.
     #[inline(always)]
     pub(super) fn fetch_ahead(&mut self) {
-        match self.queue.peek() {
-            Some(&Event::JobDone { job, req }) => {
-                prefetch(&self.jobs[job]);
-                prefetch(&self.reqs[req]);
-            }
-            Some(
-                &Event::AttemptStart { req, .. }
-                | &Event::AttemptTimeout { req, .. }
-                | &Event::QueryStart { req, .. }
-                | &Event::QueryTimeout { req, .. },
-            ) => prefetch(&self.reqs[req]),
-            _ => {}
+        if let Some(ev) = self.queue.peek() {
+            fetch_for(ev, &self.reqs, &self.jobs);
+        }
+        for ev in self.queue.staged() {
+            fetch_for(ev, &self.reqs, &self.jobs);
         }
     }
 
@@ -508,6 +506,23 @@ impl<'a> Simulation<'a> {
     }
 }
 
+/// Starts loading the records event `ev` will read (a job's end reads its job and its
+/// request; a request's own events read the request).
+#[inline(always)]
+fn fetch_for(ev: &Event, reqs: &Slab<Request>, jobs: &Slab<Job>) {
+    match *ev {
+        Event::JobDone { job, req } | Event::JobServed { job, req } => {
+            prefetch(&jobs[job]);
+            prefetch(&reqs[req]);
+        }
+        Event::AttemptStart { req, .. }
+        | Event::AttemptTimeout { req, .. }
+        | Event::QueryStart { req, .. }
+        | Event::QueryTimeout { req, .. } => prefetch(&reqs[req]),
+        _ => {}
+    }
+}
+
 /// Records in flight (requests and jobs) from which the loop prefetches: about where they
 /// outgrow the processor's second-level cache.
 pub(super) const PREFETCH_FROM: usize = 8192;
@@ -525,7 +540,11 @@ pub(super) fn prefetch<T>(x: &T) {
         // is allowed) and needs SSE, which every x86_64 processor has.
         unsafe {
             _mm_prefetch::<_MM_HINT_T0>(first);
-            _mm_prefetch::<_MM_HINT_T0>(last);
+            // A record aligned to its size, within a line, is in one line already.
+            let one_line = std::mem::size_of::<T>() <= std::mem::align_of::<T>().min(64);
+            if !one_line {
+                _mm_prefetch::<_MM_HINT_T0>(last);
+            }
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
