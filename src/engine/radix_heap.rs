@@ -141,7 +141,7 @@ impl<E: Copy> RadixHeap<E> {
     }
 
     /// Removes and returns the event with the smallest key.
-    #[inline]
+    #[inline(always)]
     pub(super) fn pop(&mut self) -> Option<Entry<E>> {
         if self.head == self.now.len() {
             if self.levels == 0 {

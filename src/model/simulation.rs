@@ -368,8 +368,10 @@ impl<'a> Simulation<'a> {
         if let Some(ev) = self.queue.peek() {
             fetch_for(ev, &self.reqs, &self.jobs);
         }
-        for ev in self.queue.staged() {
-            fetch_for(ev, &self.reqs, &self.jobs);
+        if self.queue.has_staged() {
+            for ev in self.queue.staged() {
+                fetch_for(ev, &self.reqs, &self.jobs);
+            }
         }
     }
 
@@ -526,6 +528,13 @@ fn fetch_for(ev: &Event, reqs: &Slab<Request>, jobs: &Slab<Job>) {
 /// Records in flight (requests and jobs) from which the loop prefetches: about where they
 /// outgrow the processor's second-level cache.
 pub(super) const PREFETCH_FROM: usize = 8192;
+
+/// Records in flight from which the loop prefetches for whole batches several events ahead
+/// ([`EventQueue::look_ahead`]): where records take several megabytes, far beyond the
+/// second-level cache. Measured with M/M/c (non-LTO build): 3% slower with 5.4e4 records
+/// in flight, 20% faster with 1.8e5, 45% with 1.8e6. Below it, handing over batches costs
+/// more instructions than the earlier fetch saves.
+pub(super) const LOOK_AHEAD_FROM: usize = 1 << 17;
 
 /// Asks the processor to bring `x` into cache (its first and last byte, so a record that
 /// straddles two cache lines comes whole); a hint that reads nothing and never faults.
