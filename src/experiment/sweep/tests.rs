@@ -1,6 +1,6 @@
-//! A variant whose sweep scenario is an earlier variant's reads its runs from that one's
-//! search instead of running them again (issue 27: `brink all --full`), and gives the runs
-//! it gives searched alone.
+//! A variant whose sweep scenario is an earlier variant's (the same table, key for key in
+//! order) reads its runs from that one's search instead of running them again (issue 27:
+//! `brink all --full`), and gives the runs it gives searched alone.
 
 use super::*;
 
@@ -130,4 +130,21 @@ fn runs_read_from_a_source_are_the_runs_searched_alone() {
         base + bigger + untriggered,
         "{simulated} of {returned}"
     );
+}
+
+/// Tables are the same only key for key in the same order (the order of classes, pools
+/// and events is the order of what they build) and floats bit for bit.
+#[test]
+fn tables_are_the_same_in_order_and_to_the_bit() {
+    let t = |text: &str| -> toml::Table { toml::from_str(text).unwrap() };
+    let a = t("[class.a]\nrate = 1.0\n[class.b]\nrate = 2\nlist = [{ x = 0.5 }]\n");
+    assert!(same(&a, &a.clone()));
+    // Equal as maps, in another order.
+    let swapped = t("[class.b]\nrate = 2\nlist = [{ x = 0.5 }]\n[class.a]\nrate = 1.0\n");
+    assert_eq!(a, swapped);
+    assert!(!same(&a, &swapped));
+    let deeper = t("[class.a]\nrate = 1.0\n[class.b]\nrate = 2\nlist = [{ x = 0.25 }]\n");
+    assert!(!same(&a, &deeper));
+    assert!(!same(&t("x = 0.0"), &t("x = -0.0")));
+    assert!(same(&t("x = nan"), &t("x = nan")));
 }
