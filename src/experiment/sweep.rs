@@ -228,12 +228,12 @@ impl Sweep {
     }
 
     /// Per variant and branch, the first earlier variant's branch whose runs it repeats:
-    /// whose table, with the sweep's overrides but its values, is the same, so that its
-    /// scenario at every value is the same ([`Loader::table`]). An incident replay's "no
-    /// response" variant leaves out only the `[[at]]` timeline that sweeps leave out too,
-    /// and a variant that switches its trigger off runs the base design's baseline on both
-    /// branches. Across branches only without `recover_within` (which judges a triggered
-    /// run by its recovery, a baseline run by its measure).
+    /// whose table, with the sweep's overrides but without the swept values, is the same,
+    /// so that its scenario at every value is the same ([`Loader::table`]). An incident
+    /// replay's "no response" variant leaves out only the `[[at]]` timeline that sweeps
+    /// leave out too, and a variant that switches its trigger off runs the base design's
+    /// baseline on both branches. Across branches only without `recover_within` (which
+    /// judges a triggered run by its recovery, a baseline run by its measure).
     fn sources(&self) -> Result<Vec<Sources>, Error> {
         let both = [Branch::Baseline, Branch::Triggered];
         let tables = (0..self.variants.len())
