@@ -22,10 +22,13 @@ use crate::scenario::{self, Loader, Override, Scenario, ScenarioError};
 use crate::stats::plan::{AxisPlan, Bound, Branch, CollapseTime, Kind, Plan, Run, VariantPlan};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 mod built;
 mod runs;
+#[cfg(test)]
+mod tests;
 
 use built::Built;
 use runs::in_pool;
@@ -42,6 +45,10 @@ pub struct Variants {
     pub all: bool,
 }
 
+/// Per branch (baseline, triggered), the earlier variant's branch whose runs a variant's
+/// repeat, if any ([`Sweep::sources`]).
+type Sources = [Option<(usize, Branch)>; 2];
+
 /// A sweep ready to run: the plan and how to build each run's scenario.
 pub struct Sweep {
     loader: Loader,
@@ -54,6 +61,12 @@ pub struct Sweep {
     plan: Plan,
     /// The scenarios of the runs lately run, shared by their seeds.
     built: Built,
+    /// Per variant, per branch (baseline, triggered): an earlier variant's branch whose
+    /// runs it repeats ([`Sweep::sources`]).
+    sources: Vec<Sources>,
+    /// The runs simulated so far (a forked pair's two): fewer than the runs returned when
+    /// some are read from a source's.
+    simulated: AtomicU64,
 }
 
 impl Sweep {
@@ -174,7 +187,7 @@ impl Sweep {
             recover_within_s: tipping.recover_within_ns.map(ns_to_secs),
             provenance: base.provenance.clone(),
         };
-        let sweep = Self {
+        let mut sweep = Self {
             loader,
             sets,
             triggers,
@@ -183,7 +196,10 @@ impl Sweep {
             tipping,
             plan,
             built: Built::default(),
+            sources: Vec::new(),
+            simulated: AtomicU64::new(0),
         };
+        sweep.sources = sweep.sources()?;
         // Every cell must load (a swept value may be out of range): refuse before running.
         let stride = sweep.plan.seeds as u64 * 2;
         for i in (0..sweep.plan.len()).step_by(stride as usize) {
@@ -197,6 +213,11 @@ impl Sweep {
         &self.plan
     }
 
+    /// How many runs the sweep has simulated so far (a forked pair counts two).
+    pub fn simulated(&self) -> u64 {
+        self.simulated.load(Ordering::Relaxed)
+    }
+
     /// The indices of the runs of a shard (all runs without one).
     pub fn indices(&self, shard: Option<Shard>) -> Vec<u64> {
         let all = 0..self.plan.len();
@@ -204,6 +225,40 @@ impl Sweep {
             None => all.collect(),
             Some(s) => all.filter(|i| i % s.count == s.index).collect(),
         }
+    }
+
+    /// Per variant and branch, the first earlier variant's branch whose runs it repeats:
+    /// whose table, with the sweep's overrides but without the swept values, is the same,
+    /// so that its scenario at every value is the same ([`Loader::table`]). An incident
+    /// replay's "no response" variant leaves out only the `[[at]]` timeline that sweeps
+    /// leave out too, and a variant that switches its trigger off runs the base design's
+    /// baseline on both branches. Across branches only without `recover_within` (which
+    /// judges a triggered run by its recovery, a baseline run by its measure).
+    fn sources(&self) -> Result<Vec<Sources>, Error> {
+        let both = [Branch::Baseline, Branch::Triggered];
+        let tables = (0..self.variants.len())
+            .map(|v| {
+                both.map(|b| {
+                    let sets = self.sets_at(v, None, b);
+                    self.loader.table(self.variants[v].as_deref(), &sets)
+                })
+                .into_iter()
+                .collect::<Result<Vec<_>, _>>()
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let across = self.plan.recover_within_s.is_none();
+        let tolerance = |v: usize| self.plan.variants[v].tolerance.to_bits();
+        Ok((0..tables.len())
+            .map(|v| {
+                both.map(|b| {
+                    (0..v).flat_map(|u| both.map(|c| (u, c))).find(|&(u, c)| {
+                        (c == b || across)
+                            && tolerance(u) == tolerance(v)
+                            && same(&tables[u][c as usize], &tables[v][b as usize])
+                    })
+                })
+            })
+            .collect())
     }
 
     /// The scenario of run `i`: the variant, the user's overrides, then the sweep's own
@@ -234,6 +289,14 @@ impl Sweep {
         value: [f64; 2],
         branch: Branch,
     ) -> Result<Scenario, ScenarioError> {
+        let sets = self.sets_at(variant, Some(value), branch);
+        self.loader.load(self.variants[variant].as_deref(), &sets)
+    }
+
+    /// The overrides of a run of variant `variant` on `branch`, after the variant's own:
+    /// the user's, then the sweep's (run length, the swept values when given, trigger
+    /// events on or off).
+    fn sets_at(&self, variant: usize, value: Option<[f64; 2]>, branch: Branch) -> Vec<Override> {
         // Sweeps measure the design, not a response to an incident: a scenario's [[at]]
         // interventions (a postmortem's remediation timeline) are left out.
         let mut sets = vec![Override::new(
@@ -251,8 +314,10 @@ impl Sweep {
                 "[tipping] duration",
             ));
         }
-        for (a, axis) in self.axes.iter().enumerate() {
-            let x = value[a];
+        let values = value
+            .iter()
+            .flat_map(|v| self.axes.iter().zip(v).enumerate());
+        for (a, (axis, &x)) in values {
             let value = axis.toml_value(x);
             let section = if a == 0 { "tipping" } else { "phase" };
             sets.push(Override::probe(
@@ -269,7 +334,7 @@ impl Sweep {
                 format!("[tipping] trigger {name}"),
             ));
         }
-        self.loader.load(self.variants[variant].as_deref(), &sets)
+        sets
     }
 
     /// The variants of a shard: variant i goes to shard i modulo N (`base`, when swept,
@@ -431,6 +496,25 @@ pub fn measure_window(
 ) -> Result<Option<f64>, String> {
     let gauge = Gauge::of(m, Health::Above(0.0), &r.series.columns, start, end)?;
     Ok(gauge.measure(&r.series.rows, end))
+}
+
+/// True when two tables are the same, key for key in the same order (the order of a
+/// table's entries is the order of what they build: classes, pools, events), floats bit
+/// for bit.
+fn same(a: &toml::Table, b: &toml::Table) -> bool {
+    fn value(a: &toml::Value, b: &toml::Value) -> bool {
+        use toml::Value::{Array, Float, Table};
+        match (a, b) {
+            (Table(x), Table(y)) => same(x, y),
+            (Array(x), Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| value(p, q)),
+            (Float(x), Float(y)) => x.to_bits() == y.to_bits(),
+            _ => a == b,
+        }
+    }
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|((k, p), (l, q))| k == l && value(p, q))
 }
 
 /// The folder a sweep's files go to: `out/<scenario>/`.

@@ -140,6 +140,14 @@ impl Loader {
         overrides::get(&self.table, path)
     }
 
+    /// The file's table with the variant and then `sets` applied: all that a load builds
+    /// from. Two loads whose tables are equal (and whose further `sets` are equal) build
+    /// the same scenario but for its variant's name and provenance, so a sweep runs one
+    /// for both (`experiment/sweep.rs`, `Sweep::sources`).
+    pub fn table(&self, variant: Option<&str>, sets: &[Override]) -> Result<Table, ScenarioError> {
+        Ok(self.assigned(variant, sets)?.0)
+    }
+
     /// The kind and value of a number or duration key at `path`, after the variant and
     /// `sets` ([`validate::settable_number`]): what a calibration's `--fit KEY` searches.
     /// An error is placed at `origin` (the flag that named the key).

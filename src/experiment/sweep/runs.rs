@@ -12,6 +12,8 @@ use crate::model::{self, RunResult, SimError};
 use crate::scenario::{self, Scenario};
 use crate::stats::plan::{Branch, Point, Run, RunPoint, Trace};
 use rayon::prelude::*;
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
 
 impl Sweep {
     /// Runs the given runs on `jobs` threads (0: all cores), calling `tick` after each.
@@ -69,6 +71,11 @@ impl Sweep {
     /// lets a shard search some variants and `brink merge` join them). `planned` hears how
     /// many more runs the search has decided to do before it does them (their sum is the
     /// number of runs returned).
+    ///
+    /// A variant with a source among `variants` (`Sweep::sources`: an earlier variant's
+    /// branch whose scenario is its own at every value) searches after it, and a run it
+    /// shares with the source's runs (value, seed) is read from them rather than run again:
+    /// the same result, so the same runs whatever else is searched.
     pub fn search_variants(
         &self,
         variants: &[usize],
@@ -76,47 +83,107 @@ impl Sweep {
         tick: &(dyn Fn() + Sync),
         planned: &(dyn Fn(u64) + Sync),
     ) -> Result<Vec<Vec<Run>>, Error> {
+        // The sources that are searched here; a variant searches once they are done.
+        let sources = |v: usize| {
+            self.sources[v]
+                .into_iter()
+                .flatten()
+                .filter(|(u, _)| variants.contains(u))
+        };
+        in_pool(jobs, || {
+            let mut done: Vec<Option<Vec<Run>>> = vec![None; variants.len()];
+            let mut known: HashMap<RunKey, Outcome> = HashMap::new();
+            while done.iter().any(Option::is_none) {
+                let searched = |u: usize| {
+                    variants
+                        .iter()
+                        .zip(&done)
+                        .any(|(&w, d)| w == u && d.is_some())
+                };
+                let ready: Vec<usize> = (0..variants.len())
+                    .filter(|&i| {
+                        done[i].is_none() && sources(variants[i]).all(|(u, _)| searched(u))
+                    })
+                    .collect();
+                let runs: Vec<Vec<Run>> = ready
+                    .par_iter()
+                    .with_max_len(1)
+                    .map(|&i| self.search_one(variants[i], &known, tick, planned))
+                    .collect::<Result<_, _>>()?;
+                for (i, runs) in ready.into_iter().zip(runs) {
+                    for r in &runs {
+                        known.insert(
+                            key(r.variant, r.value[0], r.seed, r.branch),
+                            (r.measure, r.trace),
+                        );
+                    }
+                    done[i] = Some(runs);
+                }
+            }
+            Ok(done.into_iter().flatten().collect())
+        })
+    }
+
+    /// The adaptive search of variant `v`: its runs in (value, seed, branch) order. A run
+    /// its source branch has in `known` is taken from there.
+    fn search_one(
+        &self,
+        v: usize,
+        known: &HashMap<RunKey, Outcome>,
+        tick: &(dyn Fn() + Sync),
+        planned: &(dyn Fn(u64) + Sync),
+    ) -> Result<Vec<Run>, Error> {
         let axis = &self.axes[0];
         let healthy = |r: &Run| !self.plan.failed(r.branch, r.measure, r.trace);
-        in_pool(jobs, || {
-            variants
-                .par_iter()
-                .with_max_len(1)
-                .map(|&v| {
-                    let search = Search {
-                        grid: &axis.values,
-                        unit: axis.unit,
-                        seeds: self.plan.seeds,
-                        tolerance: self.plan.variants[v].tolerance,
-                        healthy: &healthy,
-                        planned,
-                    };
-                    search.run(&|x, seed, only| {
-                        let value = [x, 0.0];
-                        let runs: Vec<(Branch, Outcome)> = match only {
-                            Some(b) => vec![(b, self.run_at(v, value, seed, b)?)],
-                            None => {
-                                let [b, t] = self.run_pair_at(v, value, seed)?;
-                                vec![(Branch::Baseline, b), (Branch::Triggered, t)]
-                            }
-                        };
-                        Ok(runs
-                            .into_iter()
-                            .map(|(branch, (measure, trace))| {
-                                tick();
-                                Run {
-                                    variant: v,
-                                    value,
-                                    seed,
-                                    branch,
-                                    measure,
-                                    trace,
-                                }
-                            })
-                            .collect())
-                    })
+        let search = Search {
+            grid: &axis.values,
+            unit: axis.unit,
+            seeds: self.plan.seeds,
+            tolerance: self.plan.variants[v].tolerance,
+            healthy: &healthy,
+            planned,
+        };
+        let found = |x: f64, seed: u32, b: Branch| {
+            let (u, c) = self.sources[v][b as usize]?;
+            known.get(&key(u, x, seed, c)).copied()
+        };
+        search.run(&|x, seed, only| {
+            let value = [x, 0.0];
+            let branches = match only {
+                Some(b) => vec![b],
+                None => vec![Branch::Baseline, Branch::Triggered],
+            };
+            let mut runs: Vec<(Branch, Outcome)> = branches
+                .iter()
+                .filter_map(|&b| found(x, seed, b).map(|o| (b, o)))
+                .collect();
+            let left: Vec<Branch> = branches
+                .into_iter()
+                .filter(|b| runs.iter().all(|(c, _)| c != b))
+                .collect();
+            match left[..] {
+                [] => {}
+                [b] => runs.push((b, self.run_at(v, value, seed, b)?)),
+                _ => {
+                    let [b, t] = self.run_pair_at(v, value, seed)?;
+                    runs.extend([(Branch::Baseline, b), (Branch::Triggered, t)]);
+                }
+            }
+            runs.sort_by_key(|&(b, _)| b as u8);
+            Ok(runs
+                .into_iter()
+                .map(|(branch, (measure, trace))| {
+                    tick();
+                    Run {
+                        variant: v,
+                        value,
+                        seed,
+                        branch,
+                        measure,
+                        trace,
+                    }
                 })
-                .collect::<Result<_, _>>()
+                .collect())
         })
     }
 
@@ -163,6 +230,7 @@ impl Sweep {
     ) -> Result<Outcome, Error> {
         let sc = self.kept_scenario_at(variant, value, branch)?;
         let gauge = self.gauge(&sc, branch)?;
+        self.simulated.fetch_add(1, Ordering::Relaxed);
         let result = model::run_until(&sc, seed as u64, &mut |now, rows| gauge.settled(rows, now));
         read(&gauge, result)
     }
@@ -190,6 +258,7 @@ impl Sweep {
             );
             return Ok([b?, t?]);
         };
+        self.simulated.fetch_add(2, Ordering::Relaxed);
         let wall = std::time::Instant::now();
         let (lt, lb) = model::fork::fork(
             &st,
@@ -222,6 +291,13 @@ impl Sweep {
 
 /// A run's measure and trace.
 type Outcome = (Option<f64>, Option<Trace>);
+
+/// A searched run by variant, value (bits), seed and branch.
+type RunKey = (usize, u64, u32, u8);
+
+fn key(variant: usize, value: f64, seed: u32, branch: Branch) -> RunKey {
+    (variant, value.to_bits(), seed, branch as u8)
+}
 
 /// A run's measure and trace read by its gauge: none for a run that ran away (it has
 /// certainly failed, and the sweep goes on).
