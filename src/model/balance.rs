@@ -143,12 +143,17 @@ fn distinct_pair(rng: &mut Rng, n: u32) -> (u32, u32) {
 /// One of the candidates `0..n` that `up` holds up, uniformly (one draw), or `None` if
 /// none is: a count, one draw among the up ones, and a walk to it. `random` reads of a
 /// shard's replicas use it with the pool's stream, as brink always has.
+#[inline]
 pub fn uniform_up(rng: &mut Rng, n: u32, up: impl Fn(u32) -> bool) -> Option<u32> {
     let n_up = (0..n).filter(|&i| up(i)).count() as u32;
     if n_up == 0 {
         return None;
     }
     let k = rng.random_range(0..n_up);
+    if n_up == n {
+        // Every candidate is up (the usual case): the k-th up one is candidate k.
+        return Some(k);
+    }
     (0..n).filter(|&i| up(i)).nth(k as usize)
 }
 

@@ -179,6 +179,9 @@ pub struct PoolState {
     pub balancer: Balancer,
     /// Servers outlier ejection holds out now.
     pub ejected: u32,
+    /// Servers the clients' view holds down now (`Server::view_down`): kept by
+    /// [`PoolState::refresh_view`] and [`PoolState::set_standby`], the only writers.
+    pub viewed_down: u32,
     /// Servers their health checks hold out now.
     pub unhealthy: u32,
     /// Servers out of service by their sync now, and syncs in flight (pools with `sync`).
@@ -230,6 +233,7 @@ impl PoolState {
             cap_last: 0,
             balancer: Balancer::new(balance_rng),
             ejected: 0,
+            viewed_down: 0,
             unhealthy: 0,
             sync_out: 0,
             syncing: 0,
@@ -326,15 +330,20 @@ impl PoolState {
 
     /// A server among `first ..= last` of `shard` that the view holds up, chosen by
     /// `balance`, or the shard's primary if none is. `random` draws from the pool's
-    /// stream, as it always has. Out of line and marked cold: the plain path (one server
-    /// per shard) keeps its layout where `pick` is inlined.
+    /// stream, as it always has. Out of line: the plain path (one server per shard) keeps
+    /// its layout where `pick` is inlined. Not marked cold: it is every replica read's
+    /// path (17 a call in Grab's pipelines), and a cold function is compiled for size.
     #[inline(never)]
-    #[cold]
     fn choose_up(&mut self, shard: u32, first: u32, last: u32, balance: Balance) -> u32 {
         let base = shard * self.per_shard;
         let servers = &self.servers[(base + first) as usize..=(base + last) as usize];
         let n = last - first + 1;
         let chosen = if balance == Balance::Random {
+            if self.viewed_down == 0 && self.held_out() == 0 {
+                // Every server is routable (the usual case): `uniform_up`'s one draw, no
+                // server read.
+                return base + first + self.rng.random_range(0..n);
+            }
             uniform_up(&mut self.rng, n, |i| servers[i as usize].routable())
         } else {
             let slot = 1 + shard as usize;
@@ -402,6 +411,7 @@ impl PoolState {
         for s in &mut self.servers {
             s.view_down = s.down;
         }
+        self.viewed_down = self.servers.iter().filter(|s| s.view_down).count() as u32;
     }
 
     /// Draws a service time for a job of `cost` when `in_service` queries (this one

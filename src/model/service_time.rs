@@ -6,11 +6,13 @@
 use crate::engine::Rng;
 use crate::scenario::Law;
 use rand::RngExt;
-use rand_distr::{Exp1, StandardNormal};
+use rand_distr::Exp1;
 
 impl crate::scenario::ServiceCfg {
     /// One draw of the law (ns): a pool's service time before cost and slowdowns, a
-    /// population's think time. Exp, const and lognormal draw inline, as they always have.
+    /// population's think time. Exp and const draw inline, as they always have; every other
+    /// law from its parameters solved at validation (a lognormal's mu and sigma, which it
+    /// used to solve at every draw: two logarithms and a square root, 11% of a Grab run).
     #[inline(always)]
     pub fn draw(&self, rng: &mut Rng) -> f64 {
         let mean = self.mean_ns as f64;
@@ -20,12 +22,6 @@ impl crate::scenario::ServiceCfg {
                 e * mean
             }
             Law::Const => mean,
-            Law::Lognormal => {
-                let s2 = (1.0 + self.cv * self.cv).ln();
-                let mu = mean.ln() - s2 / 2.0;
-                let z: f64 = rng.sample(StandardNormal);
-                (mu + s2.sqrt() * z).exp()
-            }
             _ => match &self.solved {
                 Some(s) => s.draw(rng),
                 None => mean,

@@ -364,7 +364,8 @@ pub struct ServiceCfg {
     pub law: Law,
     pub mean_ns: SimTime,
     pub cv: f64,
-    /// The solved law (its parameters found at validation) of a law other than exp, const and lognormal (which draw inline).
+    /// The solved law (its parameters found at validation) of a law other than exp and
+    /// const (which draw inline).
     pub solved: Option<crate::laws::SolvedLaw>,
 }
 

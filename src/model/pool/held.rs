@@ -27,7 +27,14 @@ impl PoolState {
         }
         server.standby = standby;
         server.down = standby;
-        server.view_down = standby;
+        if server.view_down != standby {
+            server.view_down = standby;
+            if standby {
+                self.viewed_down += 1;
+            } else {
+                self.viewed_down -= 1;
+            }
+        }
         server.health = Default::default();
         if standby {
             self.standby += 1;

@@ -100,3 +100,38 @@ fn a_shard_counts_all_its_servers_outstanding() {
     }
     assert!((0..50).all(|_| p.choose_shard(lo, 3) == 2));
 }
+
+#[test]
+fn random_replica_reads_with_every_server_up_draw_as_uniform_up_does() {
+    // The shortcut taken while nothing is held out or viewed down must draw exactly what
+    // the general path draws from the pool's stream.
+    // Shard 1 of a 2 x (1 + 3) pool: servers 4 (primary) and 5, 6, 7.
+    let mut p = pool(2, 3);
+    let mut rng = stream_rng(1, 0, "p");
+    for _ in 0..200 {
+        let want = 5 + uniform_up(&mut rng, 3, |_| true).unwrap();
+        assert_eq!(p.pick(1, ReadPref::Replica, 1_000, Balance::Random), want);
+    }
+    // With a replica viewed down (after a crash and a refresh), the general path skips it.
+    p.servers[5].down = true;
+    p.refresh_view();
+    assert_eq!(p.viewed_down, 1);
+    assert!((0..200).all(|_| p.pick(1, ReadPref::Replica, 1_000, Balance::Random) != 5));
+}
+
+#[test]
+fn the_viewed_down_count_follows_refreshes_and_standby() {
+    let mut p = pool(3, 1);
+    let count = |p: &PoolState| p.servers.iter().filter(|s| s.view_down).count() as u32;
+    p.servers[0].down = true;
+    p.servers[3].down = true;
+    p.refresh_view();
+    assert_eq!((p.viewed_down, count(&p)), (2, 2));
+    p.set_standby(5, true);
+    assert_eq!((p.viewed_down, count(&p)), (3, 3));
+    p.set_standby(3, true); // down and viewed down already
+    assert_eq!((p.viewed_down, count(&p)), (3, 3));
+    p.set_standby(5, false);
+    p.set_standby(3, false);
+    assert_eq!((p.viewed_down, count(&p)), (1, 1));
+}

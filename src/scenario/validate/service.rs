@@ -51,11 +51,15 @@ pub fn service(path: &str, s: &RawService) -> V<ServiceCfg> {
         Law::Exp | Law::Const | Law::Lognormal => {
             only(path, s, &["mean", "cv"])?;
             let mean_ns = nonzero_dur(&format!("{path}.mean"), need(path, "mean", s.mean)?)?;
+            let cv = classic_cv(path, s)?;
+            // A lognormal's mu and sigma are solved once here, not at every draw.
+            let solved = (s.law == Law::Lognormal)
+                .then(|| SolvedLaw::One(Simple::lognormal(mean_ns as f64, cv)));
             Ok(ServiceCfg {
                 law: s.law,
                 mean_ns,
-                cv: classic_cv(path, s)?,
-                solved: None,
+                cv,
+                solved,
             })
         }
         Law::Mixture => {
