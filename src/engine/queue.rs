@@ -196,8 +196,8 @@ impl<E: Copy> EventQueue<E> {
         self.ahead = on;
     }
 
-    /// With the radix heap in use and [`EventQueue::look_ahead`] on, once each time it has handed over its next few events
-    /// (at most eight) in one go, those events, for a caller that wants to start fetching
+    /// With the radix heap in use and [`EventQueue::look_ahead`] on, once each time it has
+    /// handed over its next few events (at most eight) in one go, those events, for a caller that wants to start fetching
     /// what each will need several events ahead: the latest first, and an event scheduled
     /// before them meanwhile still pops first. Empty otherwise.
     #[inline(always)]

@@ -94,10 +94,10 @@ impl Simulation<'_> {
         }
         self.sampler.rows.push(row);
         self.sampler.window_start = self.now;
-        let live = self.reqs.live() + self.jobs.live();
-        self.prefetch = live >= super::simulation::PREFETCH_FROM;
+        self.prefetch = self.reqs.live() + self.jobs.live() >= super::simulation::PREFETCH_FROM;
+        let pending = self.queue.len();
         self.queue
-            .look_ahead(live >= super::simulation::LOOK_AHEAD_FROM);
+            .look_ahead(pending >= super::simulation::LOOK_AHEAD_FROM);
         if let Some(p) = &self.sampler.progress {
             p.store(self.now, Ordering::Relaxed);
         }
