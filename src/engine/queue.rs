@@ -88,6 +88,8 @@ pub struct EventQueue<E> {
     /// The caller fetches ahead ([`EventQueue::look_ahead`]): the radix heap hands over
     /// batches; otherwise one event at a time, which costs less.
     ahead: bool,
+    /// `ahead`, or a run still to hand over: `stage_next` goes through the run.
+    batching: bool,
     /// Timers, each lane in key order (its front is its earliest).
     lanes: Vec<Lane<E>>,
     /// Timers pending in the lanes.
@@ -123,6 +125,7 @@ impl<E: Copy> EventQueue<E> {
             run: Vec::new(),
             fresh: false,
             ahead: false,
+            batching: false,
             lanes: Vec::new(),
             in_lanes: 0,
             next_timer: u128::MAX,
@@ -194,6 +197,7 @@ impl<E: Copy> EventQueue<E> {
     /// worth it only while what the events read is far apart in memory.
     pub fn look_ahead(&mut self, on: bool) {
         self.ahead = on;
+        self.batching = on || !self.run.is_empty();
     }
 
     /// With the radix heap in use and [`EventQueue::look_ahead`] on, once each time it has
@@ -349,7 +353,7 @@ impl<E: Copy> EventQueue<E> {
     /// if it is earlier than the radix heap's base (the last one handed over).
     #[inline(never)]
     fn stage_next(&mut self) {
-        if self.ahead || !self.run.is_empty() {
+        if self.batching {
             return self.stage_from_run();
         }
         // One at a time, straight to the heap, when it is empty: nothing is earlier.
@@ -383,6 +387,7 @@ impl<E: Copy> EventQueue<E> {
             self.run.pop();
             self.heap.push(e.key, e.event);
         }
+        self.batching = self.ahead || !self.run.is_empty();
         if self.run.is_empty() && self.radix.len() < self.shrink_below {
             self.move_to_heap();
         }

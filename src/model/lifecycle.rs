@@ -21,7 +21,7 @@
 use super::admission::Gate;
 use super::event::Event;
 use super::protocol::Next;
-use super::request::{QUERY_LEVEL, REQUEST_LEVEL, Request};
+use super::request::{QUERY_LEVEL, REQUEST_LEVEL, Request, level_of};
 use super::retry::{self, Decision};
 use super::simulation::Simulation;
 use crate::engine::time::SimTime;
@@ -178,7 +178,8 @@ impl Simulation<'_> {
             req.q_attempt as u32,
             why,
             cs.step_budgets[step].as_mut(),
-            self.sleeps.after(r, QUERY_LEVEL, req.q_attempt),
+            self.sleeps
+                .after(r, level_of(&policy, QUERY_LEVEL), req.q_attempt),
             &mut cs.retry_rng,
             self.now,
         ) {
@@ -220,7 +221,8 @@ impl Simulation<'_> {
             req.attempt as u32,
             why,
             cs.retry_budget.as_mut(),
-            self.sleeps.after(r, REQUEST_LEVEL, req.attempt),
+            self.sleeps
+                .after(r, level_of(&policy, REQUEST_LEVEL), req.attempt),
             &mut cs.retry_rng,
             self.now,
         ) {

@@ -58,7 +58,22 @@ pub const QUERY_LEVEL: usize = 1;
 /// ([`super::retry::backoff_delay`]). A side table, touched only when an attempt fails,
 /// keeps the request record within a cache line.
 #[derive(Clone, Default)]
-pub struct Sleeps(Vec<[SimTime; 2]>);
+pub struct Sleeps(Vec<[SimTime; 2]>, SimTime);
+
+/// The level of a policy whose jitter never reads the last sleep ([`level_of`]): nothing is
+/// kept.
+pub const NO_LEVEL: usize = 2;
+
+/// `level` for a policy with decorrelated jitter, the one that reads the last sleep, else
+/// [`NO_LEVEL`], so that other policies' retries leave the side table alone.
+#[inline]
+pub fn level_of(policy: &crate::scenario::RetryCfg, level: usize) -> usize {
+    if policy.jitter == crate::scenario::Jitter::Decorrelated {
+        level
+    } else {
+        NO_LEVEL
+    }
+}
 
 impl Sleeps {
     /// Slot `r`'s last sleep at `level` after attempt number `attempt` (from 1) at that
@@ -67,6 +82,10 @@ impl Sleeps {
     /// there has been none (0), whatever a request that held the slot before left there.
     #[inline]
     pub fn after(&mut self, r: u32, level: usize, attempt: u16) -> &mut SimTime {
+        if level == NO_LEVEL {
+            // A jitter that never reads the last sleep: it goes to a scratch slot.
+            return &mut self.1;
+        }
         let i = r as usize;
         if self.0.len() <= i {
             self.0.resize(i + 1, [0; 2]);
@@ -117,6 +136,9 @@ mod tests {
         // the last one left.
         assert_eq!(*s.after(3, QUERY_LEVEL, 1), 0);
         assert_eq!(*s.after(0, REQUEST_LEVEL, 1), 0);
+        // A policy that never reads it keeps nothing per slot.
+        *s.after(9, NO_LEVEL, 2) = 5;
+        assert_eq!(s.0.len(), 4);
     }
 
     #[test]
