@@ -336,14 +336,14 @@ impl PoolState {
     #[inline(never)]
     fn choose_up(&mut self, shard: u32, first: u32, last: u32, balance: Balance) -> u32 {
         let base = shard * self.per_shard;
-        let servers = &self.servers[(base + first) as usize..=(base + last) as usize];
         let n = last - first + 1;
+        if balance == Balance::Random && self.viewed_down == 0 && self.held_out() == 0 {
+            // Every server is routable (the usual case): `uniform_up`'s one draw, no
+            // server read.
+            return base + first + self.rng.random_range(0..n);
+        }
+        let servers = &self.servers[(base + first) as usize..=(base + last) as usize];
         let chosen = if balance == Balance::Random {
-            if self.viewed_down == 0 && self.held_out() == 0 {
-                // Every server is routable (the usual case): `uniform_up`'s one draw, no
-                // server read.
-                return base + first + self.rng.random_range(0..n);
-            }
             uniform_up(&mut self.rng, n, |i| servers[i as usize].routable())
         } else {
             let slot = 1 + shard as usize;
@@ -432,7 +432,7 @@ impl PoolState {
         if let Some(s) = &cfg.load_slowdown {
             t *= super::pressure::multiplier(s, in_service, queued);
         }
-        t as SimTime
+        crate::engine::time::ns_from_f64(t)
     }
 
     /// Takes the next waiting job of a server by the pool's discipline.

@@ -156,7 +156,7 @@ impl Simulation<'_> {
                 let mean = cfg.think.mean_ns as f64;
                 return self.pool_thinker(c, u, mean);
             }
-            _ => cfg.think.draw(&mut pop.rng) as SimTime,
+            _ => crate::engine::time::ns_from_f64(cfg.think.draw(&mut pop.rng)),
         };
         self.queue.schedule(
             self.now.saturating_add(delay),
@@ -176,7 +176,9 @@ impl Simulation<'_> {
             .expect("a closed class has users");
         pop.pooled.push(u);
         let e: f64 = pop.rng.sample(Exp1);
-        let t = self.now.saturating_add((e * mean) as SimTime);
+        let t = self
+            .now
+            .saturating_add(crate::engine::time::ns_from_f64(e * mean));
         if pop.pooled.len() == 1 || t < pop.next {
             self.set_clock(c, t);
         }
@@ -224,7 +226,9 @@ impl Simulation<'_> {
             return;
         }
         let e: f64 = pop.rng.sample(Exp1);
-        let t = self.now.saturating_add((e * mean / k as f64) as SimTime);
+        let t = self
+            .now
+            .saturating_add(crate::engine::time::ns_from_f64(e * mean / k as f64));
         self.set_clock(c, t);
     }
 

@@ -23,6 +23,9 @@ pub(super) struct KeyScratch {
     by_req: Vec<Vec<u32>>,
     /// (server, keys) of the parts of the query being sent.
     parts: Vec<(u32, u32)>,
+    /// By server: its part's index in `parts` while a query is grouped (`u32::MAX`: none
+    /// yet), so that grouping a key is one lookup, not a search of the parts so far.
+    part_of: Vec<u32>,
     /// Keys whose hit just now asks for a background refresh (`refresh_ahead`).
     due: Vec<u32>,
     /// Requests offered so far and a per-run salt: together they seed each request's keys.
@@ -35,6 +38,7 @@ impl KeyScratch {
         Self {
             by_req: Vec::new(),
             parts: Vec::new(),
+            part_of: Vec::new(),
             due: Vec::new(),
             serial: 0,
             salt,
@@ -138,9 +142,7 @@ impl Simulation<'_> {
                 }
             }
             None => {
-                for _ in 0..k {
-                    keys.push(rng.random::<u32>());
-                }
+                keys.extend((0..k).map(|_| rng.random::<u32>()));
                 self.reqs[r].covered = k;
             }
         }
@@ -324,13 +326,27 @@ impl Simulation<'_> {
                 parts.push((server, covered));
             }
         } else {
-            for &key in self.keys.of(r) {
+            let KeyScratch {
+                by_req, part_of, ..
+            } = &mut self.keys;
+            let keys = by_req.get(r as usize).map_or(&[][..], |k| k.as_slice());
+            for &key in keys {
                 let shard = (mix(key as u64 ^ 0x0005_4a2d) % shards as u64) as u32;
                 let server = self.pools[part.pool].pick(shard, part.read, threshold, balance);
-                match parts.iter_mut().find(|p| p.0 == server) {
-                    Some(p) => p.1 += 1,
-                    None => parts.push((server, 1)),
+                let s = server as usize;
+                if s >= part_of.len() {
+                    part_of.resize(s + 1, u32::MAX);
                 }
+                match part_of[s] {
+                    u32::MAX => {
+                        part_of[s] = parts.len() as u32;
+                        parts.push((server, 1));
+                    }
+                    i => parts[i as usize].1 += 1,
+                }
+            }
+            for &(server, _) in &parts {
+                part_of[server as usize] = u32::MAX;
             }
         }
         self.arm_query(r, token, parts.len() as u32);

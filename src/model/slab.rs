@@ -69,16 +69,20 @@ impl<T> Slab<T> {
 
 impl<T> std::ops::Index<u32> for Slab<T> {
     type Output = T;
-    #[inline]
+    #[inline(always)]
     fn index(&self, i: u32) -> &T {
-        &self.slots[i as usize]
+        debug_assert!((i as usize) < self.slots.len());
+        // SAFETY: every slot index is one `insert` returned, and `slots` never shrinks.
+        unsafe { self.slots.get_unchecked(i as usize) }
     }
 }
 
 impl<T> std::ops::IndexMut<u32> for Slab<T> {
-    #[inline]
+    #[inline(always)]
     fn index_mut(&mut self, i: u32) -> &mut T {
-        &mut self.slots[i as usize]
+        debug_assert!((i as usize) < self.slots.len());
+        // SAFETY: as for `index`.
+        unsafe { self.slots.get_unchecked_mut(i as usize) }
     }
 }
 

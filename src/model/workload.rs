@@ -125,7 +125,7 @@ impl ClassState {
             return None;
         }
         let e: f64 = self.rng.sample(Exp1);
-        Some((e * self.gap_scale) as SimTime)
+        Some(crate::engine::time::ns_from_f64(e * self.gap_scale))
     }
 
     /// Whether a candidate arrival at `t` is kept (thinning against the profile maximum).
