@@ -39,11 +39,19 @@ const FIT_PROBS: [f64; 11] = [
     0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9995,
 ];
 
+/// Slices of [0, 1] in a fitted law's guide table: a power of two, so u x GUIDE is exact
+/// and u's slice is found without rounding.
+const GUIDE: usize = 256;
+
 /// A fitted law (all x in ns).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fitted {
     /// The body's cumulative shares, from 0, strictly increasing except over empty gaps.
     cum: Vec<f64>,
+    /// Where each of [`GUIDE`] equal slices of [0, 1] starts in `cum`: `guide[k]` is the
+    /// first share above k / GUIDE, so a draw u in slice k has its segment between
+    /// `guide[k]` and `guide[k + 1]` and searches only there.
+    guide: Vec<u32>,
     /// The body's x at each share.
     xs: Vec<f64>,
     /// The tail's x at survival e^(-TAIL_STEP j) relative to the body's end; empty when the
@@ -328,7 +336,11 @@ impl Fitted {
         } else {
             Vec::new()
         };
+        let guide = (0..=GUIDE)
+            .map(|k| cum.partition_point(|&c| c <= k as f64 / GUIDE as f64) as u32)
+            .collect();
         let mut f = Fitted {
+            guide,
             cum,
             xs,
             tail,
@@ -376,7 +388,7 @@ impl Fitted {
         let n = self.cum.len();
         let end = self.cum[n - 1];
         if u < end || self.tail.is_empty() {
-            let i = self.cum.partition_point(|&c| c <= u).clamp(1, n - 1);
+            let i = self.segment_end(u).clamp(1, n - 1);
             let (c0, c1) = (self.cum[i - 1], self.cum[i]);
             let (x0, x1) = (self.xs[i - 1], self.xs[i]);
             return if c1 > c0 {
@@ -392,6 +404,19 @@ impl Fitted {
         let j = (t.max(0.0) as usize).min(last - 1);
         let (x0, x1) = (self.tail[j], self.tail[j + 1]);
         x0 + (x1 - x0) * (t - j as f64)
+    }
+
+    /// The first index of `cum` whose share is above `u` (`partition_point`), searching
+    /// only u's slice of the guide table when u is in [0, 1): k / GUIDE <= u < (k + 1) /
+    /// GUIDE exactly, so the index lies between the slice's two guide entries.
+    #[inline]
+    fn segment_end(&self, u: f64) -> usize {
+        let k = (u * GUIDE as f64) as usize;
+        if !(0.0..1.0).contains(&u) || k >= GUIDE {
+            return self.cum.partition_point(|&c| c <= u);
+        }
+        let (lo, hi) = (self.guide[k] as usize, self.guide[k + 1] as usize);
+        lo + self.cum[lo..hi].partition_point(|&c| c <= u)
     }
 
     /// Mean and E(S²) (ns, ns²) of what the law draws, in closed form: uniform within each
@@ -512,6 +537,40 @@ mod tests {
         assert_eq!(percentile_name(0.9992), "p99.92");
         assert_eq!(percentile_name(0.99999), "p99.999");
         assert_eq!(percentile_name(0.0012345), "p0.123");
+    }
+
+    #[test]
+    fn the_guide_table_finds_the_segment_a_full_search_finds() {
+        // A percentiles fit (hundreds of shares) and a histogram with an empty bin (a
+        // repeated share): every share, every slice edge and their neighbours, draws, and
+        // what lies outside [0, 1).
+        let points = [(0.5, 4e6), (0.9, 9e6), (0.99, 30e6), (0.999, 80e6)];
+        let bins = [
+            (0.0, 1e6, 5.0),
+            (1e6, 2e6, 0.0),
+            (2e6, 4e6, 30.0),
+            (4e6, 8e6, 65.0),
+        ];
+        let laws = [
+            Fitted::from_percentiles("x", &points).unwrap(),
+            Fitted::from_bins("y", "test".into(), &bins, 0.0, None).unwrap(),
+        ];
+        let mut rng = crate::engine::stream_rng(1, 0, "guide");
+        for f in &laws {
+            let mut us: Vec<f64> = f.cum.clone();
+            us.extend((0..=GUIDE).map(|k| k as f64 / GUIDE as f64));
+            us.extend((0..100_000).map(|_| rand::RngExt::random::<f64>(&mut rng)));
+            us.extend([-1.0, -0.0, 1.0, 2.0, f64::NAN, f64::INFINITY]);
+            let near: Vec<f64> = us
+                .iter()
+                .flat_map(|u| [u.next_down(), u.next_up()])
+                .collect();
+            us.extend(near);
+            for u in us {
+                let full = f.cum.partition_point(|&c| c <= u);
+                assert_eq!(f.segment_end(u), full, "u = {u:e}");
+            }
+        }
     }
 
     #[test]
