@@ -33,8 +33,9 @@
 //!    ([`metrics`] holds the result types; [`histogram`] the latency counts).
 //!    [`occupancy`](mod@occupancy) runs a scenario measuring how full a pool's servers are, for laws.
 //!
-//! Requests and jobs live in a [`slab`]; events carry `(slot, token)` and a stale token
-//! (an attempt or query attempt that has ended) makes an event a no-op.
+//! Requests and jobs live in a slab (`slab.rs`, private to the model); events carry
+//! `(slot, token)` and a stale token (an attempt or query attempt that has ended) makes an
+//! event a no-op.
 
 pub mod admission;
 pub mod alias;
@@ -70,7 +71,7 @@ pub mod service;
 pub mod service_time;
 pub mod shedding;
 pub mod simulation;
-pub mod slab;
+mod slab;
 pub mod step;
 pub mod stepping;
 pub mod streams;

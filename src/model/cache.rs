@@ -3,7 +3,7 @@
 //! (Mcrib) that swaps an empty spare in for a node that left the catalog.
 
 use crate::engine::Rng;
-use crate::engine::time::SimTime;
+use crate::engine::time::{SimTime, ns_from_f64};
 use crate::scenario::{CacheCfg, TtlRefresh};
 use rand::{Rng as _, RngExt};
 use std::collections::HashMap;
@@ -486,7 +486,7 @@ impl LiveRing {
 /// A fill's TTL with jitter `j` and a uniform draw `u` in [0, 1): `ttl·(1 − j·u)`, so
 /// uniform in (ttl·(1 − j), ttl] and never 0 (`j` < 1).
 pub fn jittered(ttl: SimTime, j: f64, u: f64) -> SimTime {
-    let cut = crate::engine::time::ns_from_f64(ttl as f64 * j * u);
+    let cut = ns_from_f64(ttl as f64 * j * u);
     ttl.saturating_sub(cut).max(1)
 }
 

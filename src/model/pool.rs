@@ -3,7 +3,7 @@
 
 use super::balance::{Balancer, Candidate, uniform_up};
 use crate::engine::Rng;
-use crate::engine::time::SimTime;
+use crate::engine::time::{SimTime, ns_from_f64};
 use crate::scenario::{Balance, Discipline, PoolCfg, ReadPref};
 use rand::RngExt;
 use std::collections::VecDeque;
@@ -432,7 +432,7 @@ impl PoolState {
         if let Some(s) = &cfg.load_slowdown {
             t *= super::pressure::multiplier(s, in_service, queued);
         }
-        crate::engine::time::ns_from_f64(t)
+        ns_from_f64(t)
     }
 
     /// Takes the next waiting job of a server by the pool's discipline.

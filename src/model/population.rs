@@ -27,7 +27,7 @@ use super::admission::Gate;
 use super::event::Event;
 use super::simulation::Simulation;
 use crate::engine::Rng;
-use crate::engine::time::SimTime;
+use crate::engine::time::{SimTime, ns_from_f64};
 use crate::scenario::{Law, UsersCfg};
 use rand::RngExt;
 use rand_distr::Exp1;
@@ -156,7 +156,7 @@ impl Simulation<'_> {
                 let mean = cfg.think.mean_ns as f64;
                 return self.pool_thinker(c, u, mean);
             }
-            _ => crate::engine::time::ns_from_f64(cfg.think.draw(&mut pop.rng)),
+            _ => ns_from_f64(cfg.think.draw(&mut pop.rng)),
         };
         self.queue.schedule(
             self.now.saturating_add(delay),
@@ -176,9 +176,7 @@ impl Simulation<'_> {
             .expect("a closed class has users");
         pop.pooled.push(u);
         let e: f64 = pop.rng.sample(Exp1);
-        let t = self
-            .now
-            .saturating_add(crate::engine::time::ns_from_f64(e * mean));
+        let t = self.now.saturating_add(ns_from_f64(e * mean));
         if pop.pooled.len() == 1 || t < pop.next {
             self.set_clock(c, t);
         }
@@ -226,9 +224,7 @@ impl Simulation<'_> {
             return;
         }
         let e: f64 = pop.rng.sample(Exp1);
-        let t = self
-            .now
-            .saturating_add(crate::engine::time::ns_from_f64(e * mean / k as f64));
+        let t = self.now.saturating_add(ns_from_f64(e * mean / k as f64));
         self.set_clock(c, t);
     }
 

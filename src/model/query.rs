@@ -56,6 +56,39 @@ impl KeyScratch {
     pub(super) fn of(&self, r: u32) -> &[u32] {
         self.by_req.get(r as usize).map_or(&[], |k| k.as_slice())
     }
+
+    /// Groups request slot `r`'s keys into `parts` by the server `server_of` routes each
+    /// to: one (server, keys) per server, in the order of their first keys. A by-server
+    /// index (`part_of`) makes each key one lookup; it is reset before returning.
+    fn group_by_server(
+        &mut self,
+        r: u32,
+        parts: &mut Vec<(u32, u32)>,
+        mut server_of: impl FnMut(u32) -> u32,
+    ) {
+        let keys = self
+            .by_req
+            .get(r as usize)
+            .map_or(&[][..], |k| k.as_slice());
+        let part_of = &mut self.part_of;
+        for &key in keys {
+            let server = server_of(key);
+            let s = server as usize;
+            if s >= part_of.len() {
+                part_of.resize(s + 1, u32::MAX);
+            }
+            match part_of[s] {
+                u32::MAX => {
+                    part_of[s] = parts.len() as u32;
+                    parts.push((server, 1));
+                }
+                i => parts[i as usize].1 += 1,
+            }
+        }
+        for &(server, _) in parts.iter() {
+            part_of[server as usize] = u32::MAX;
+        }
+    }
 }
 
 /// What every part of a query shares: the pool, the read preference, the cost.
@@ -326,28 +359,11 @@ impl Simulation<'_> {
                 parts.push((server, covered));
             }
         } else {
-            let KeyScratch {
-                by_req, part_of, ..
-            } = &mut self.keys;
-            let keys = by_req.get(r as usize).map_or(&[][..], |k| k.as_slice());
-            for &key in keys {
+            let pool = &mut self.pools[part.pool];
+            self.keys.group_by_server(r, &mut parts, |key| {
                 let shard = (mix(key as u64 ^ 0x0005_4a2d) % shards as u64) as u32;
-                let server = self.pools[part.pool].pick(shard, part.read, threshold, balance);
-                let s = server as usize;
-                if s >= part_of.len() {
-                    part_of.resize(s + 1, u32::MAX);
-                }
-                match part_of[s] {
-                    u32::MAX => {
-                        part_of[s] = parts.len() as u32;
-                        parts.push((server, 1));
-                    }
-                    i => parts[i as usize].1 += 1,
-                }
-            }
-            for &(server, _) in &parts {
-                part_of[server as usize] = u32::MAX;
-            }
+                pool.pick(shard, part.read, threshold, balance)
+            });
         }
         self.arm_query(r, token, parts.len() as u32);
         let mut next = Next::Wait;

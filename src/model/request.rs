@@ -1,5 +1,5 @@
 //! A request in flight: the record the lifecycle ([`super::lifecycle`]) moves through its
-//! attempts and steps. Requests live in a [`Slab`].
+//! attempts and steps. Requests live in the model's slab (`slab.rs`).
 
 use super::slab::Slab;
 use crate::engine::time::SimTime;

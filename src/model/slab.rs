@@ -72,7 +72,8 @@ impl<T> std::ops::Index<u32> for Slab<T> {
     #[inline(always)]
     fn index(&self, i: u32) -> &T {
         debug_assert!((i as usize) < self.slots.len());
-        // SAFETY: every slot index is one `insert` returned, and `slots` never shrinks.
+        // SAFETY: the slab is private to the model, which indexes it only with slots that
+        // `insert` returned (carried by events and records), and `slots` never shrinks.
         unsafe { self.slots.get_unchecked(i as usize) }
     }
 }

@@ -2,7 +2,7 @@
 //! profile's maximum), and bursts of N clients spread uniformly over a window.
 
 use crate::engine::Rng;
-use crate::engine::time::{NS_PER_S, SimTime};
+use crate::engine::time::{NS_PER_S, SimTime, ns_from_f64};
 use crate::model::hedging::HedgeTracker;
 use crate::model::histogram::Histogram;
 use crate::model::retry::Breaker;
@@ -125,7 +125,7 @@ impl ClassState {
             return None;
         }
         let e: f64 = self.rng.sample(Exp1);
-        Some(crate::engine::time::ns_from_f64(e * self.gap_scale))
+        Some(ns_from_f64(e * self.gap_scale))
     }
 
     /// Whether a candidate arrival at `t` is kept (thinning against the profile maximum).
