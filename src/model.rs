@@ -59,6 +59,7 @@ pub mod metrics;
 pub mod occupancy;
 pub mod outlier;
 pub mod peers;
+mod plain;
 pub mod pool;
 pub mod population;
 pub mod pressure;

@@ -129,7 +129,7 @@ impl Simulation<'_> {
             }
         }
         if self.admit_request(c, Gate::InFlight(limit)) {
-            self.start_request(c, j, token);
+            self.start_request::<false>(c, j, token);
         } else {
             self.call_done(j, token, c, false);
         }
@@ -219,8 +219,8 @@ impl Simulation<'_> {
         }
         let current = self.reqs[job.req].query_token == job.token;
         self.job_calls[j as usize].token = 0;
-        if let Some(part) = self.finish_job(j, current, failure) {
-            self.advance(part.req, Next::Part(part.failure, part.keys));
+        if let Some(part) = self.finish_job::<false>(j, current, failure) {
+            self.advance::<false>(part.req, Next::Part(part.failure, part.keys));
         }
     }
 }

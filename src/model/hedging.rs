@@ -98,11 +98,11 @@ impl Simulation<'_> {
             req.deadline
         };
         let part = Part::of(&q);
-        let server = self.route_one(part);
+        let server = self.route_one::<false>(part);
         self.classes[c].counts.hedges += 1;
         self.reqs[r].parts_left += 1;
-        let job = self.job(r, token, deadline, server, part, covered);
-        match self.send(q.pool, job) {
+        let job = self.job::<false>(r, token, deadline, server, part, covered);
+        match self.send::<false>(q.pool, job) {
             Ok(()) => Next::Wait,
             Err(why) => Next::Part(Some(why), covered),
         }

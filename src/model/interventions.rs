@@ -61,7 +61,7 @@ impl Simulation<'_> {
             pool.workers = self.cfg.pools[p].workers;
             pool.sheds = self.cfg.pools[p].shed.is_some();
             for s in 0..pool.servers.len() {
-                self.serve_next(p, s as u32);
+                self.serve_next::<false>(p, s as u32);
             }
             if old.pools[p].peers != self.cfg.pools[p].peers {
                 self.recheck_fleet(p);

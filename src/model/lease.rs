@@ -94,7 +94,7 @@ impl Simulation<'_> {
             return self.fail_leased(j, Failure::Error);
         }
         self.requeue(p, j);
-        self.serve_next(p, job.server);
+        self.serve_next::<false>(p, job.server);
         None
     }
 

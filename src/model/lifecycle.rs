@@ -30,9 +30,9 @@ use crate::scenario::Failure;
 impl Simulation<'_> {
     /// A new request of class `c` is offered: admission, then its first attempt.
     #[inline(always)]
-    pub(super) fn offer(&mut self, c: usize) {
+    pub(super) fn offer<const P: bool>(&mut self, c: usize) {
         if self.admit_request(c, Gate::RateLimit) {
-            self.start_request(c, 0, 0);
+            self.start_request::<P>(c, 0, 0);
         }
     }
 
@@ -40,7 +40,7 @@ impl Simulation<'_> {
     /// call names the job waiting on it (`parent`, with the job's calls token, never 0); a
     /// client's request has token 0.
     #[inline(always)]
-    pub(super) fn start_request(&mut self, c: usize, parent: u32, parent_token: u32) {
+    pub(super) fn start_request<const P: bool>(&mut self, c: usize, parent: u32, parent_token: u32) {
         let key_seed = self.keys.next_serial();
         let r = self.reqs.insert(Request {
             key_seed,
@@ -50,31 +50,32 @@ impl Simulation<'_> {
             parent_token,
             ..Request::default()
         });
-        if self.trace.is_some() {
+        if !P && self.trace.is_some() {
             self.trace_request(r, parent, parent_token);
         }
-        if parent_token != 0 && self.cfg.deadlines {
+        if !P && parent_token != 0 && self.cfg.deadlines {
             self.record_root(r, parent);
         }
-        self.advance(r, Next::Attempt);
+        self.advance::<P>(r, Next::Attempt);
     }
 
-    /// Moves request `r` through its states until it waits or is done.
+    /// Moves request `r` through its states until it waits or is done. `P`: the plain
+    /// instance of the handlers ([`super::plain`]).
     #[inline]
-    pub(super) fn advance(&mut self, r: u32, mut next: Next) {
+    pub(super) fn advance<const P: bool>(&mut self, r: u32, mut next: Next) {
         // A request keeps its class for life: every handler gets it.
         let c = self.reqs[r].class as usize;
         loop {
             next = match next {
-                Next::Attempt => self.start_attempt(r, c),
-                Next::Step => self.start_step(r, c),
-                Next::Query => self.start_query(r, c),
-                Next::Part(failure, keys) => self.part_done(r, c, failure, keys),
-                Next::StepDone => self.step_done(r, c),
+                Next::Attempt => self.start_attempt::<P>(r, c),
+                Next::Step => self.start_step::<P>(r, c),
+                Next::Query => self.start_query::<P>(r, c),
+                Next::Part(failure, keys) => self.part_done::<P>(r, c, failure, keys),
+                Next::StepDone => self.step_done::<P>(r, c),
                 Next::QueryFailed(why) => self.query_failed(r, c, why),
                 Next::AttemptFailed(why) => self.attempt_failed(r, c, why),
                 Next::Done(ok) => {
-                    self.request_done(r, c, ok);
+                    self.request_done::<P>(r, c, ok);
                     return;
                 }
                 Next::Hedge => self.send_hedge(r, c),
@@ -86,7 +87,7 @@ impl Simulation<'_> {
     /// Starts an attempt: a retry passes the rate limit again; an open breaker fails it at
     /// once; otherwise the client's deadline is armed and the first step starts.
     #[inline]
-    fn start_attempt(&mut self, r: u32, c: usize) -> Next {
+    fn start_attempt<const P: bool>(&mut self, r: u32, c: usize) -> Next {
         let token = self.next_token();
         let class = &self.cfg.classes[c];
         let (timeout, has_breaker) = (class.timeout_ns, class.retry.breaker.is_some());
@@ -105,6 +106,11 @@ impl Simulation<'_> {
         {
             cs.counts.throttled += 1;
             return Next::AttemptFailed(Failure::Throttled);
+        }
+        if P {
+            // No breaker, no client timeout, no deadline to propagate.
+            self.reqs[r].deadline = SimTime::MAX;
+            return Next::Step;
         }
         if has_breaker && cs.breaker.is_open(self.now) {
             return Next::AttemptFailed(Failure::Breaker);
@@ -126,10 +132,10 @@ impl Simulation<'_> {
     /// Starts the current step. A step without keys goes straight to its query; a keyed
     /// step draws its keys and looks them up (`start_keyed_step`).
     #[inline(always)]
-    fn start_step(&mut self, r: u32, c: usize) -> Next {
+    fn start_step<const P: bool>(&mut self, r: u32, c: usize) -> Next {
         let req = &mut self.reqs[r];
         let step = req.step as usize;
-        let keyed = self.cfg.classes[c].steps[step].keyed;
+        let keyed = !P && self.cfg.classes[c].steps[step].keyed;
         req.q_attempt = 0;
         if !keyed {
             req.covered = 0;
@@ -142,11 +148,11 @@ impl Simulation<'_> {
     /// that failed or came back after the client gave up fills nothing (the Slack
     /// sustaining loop).
     #[inline]
-    fn step_done(&mut self, r: u32, c: usize) -> Next {
+    fn step_done<const P: bool>(&mut self, r: u32, c: usize) -> Next {
         let step = self.reqs[r].step as usize;
         let steps = &self.cfg.classes[c].steps;
         let (cache, n) = (steps[step].cache, steps.len());
-        if let Some(ci) = cache {
+        if !P && let Some(ci) = cache {
             for &k in self.keys.of(r) {
                 self.caches[ci].fill(k, self.now);
             }
@@ -243,7 +249,7 @@ impl Simulation<'_> {
     /// The request is over: count it, record its latency, free its slot. A pool call then
     /// reports to the job that made it.
     #[inline(always)]
-    fn request_done(&mut self, r: u32, c: usize, ok: bool) {
+    fn request_done<const P: bool>(&mut self, r: u32, c: usize, ok: bool) {
         let Request {
             arrived,
             parent,
@@ -252,7 +258,7 @@ impl Simulation<'_> {
         } = self.reqs[r];
         let cs = &mut self.classes[c];
         if ok {
-            if let Some(b) = &self.cfg.classes[c].retry.breaker {
+            if !P && let Some(b) = &self.cfg.classes[c].retry.breaker {
                 cs.breaker.record(b, self.now, true);
             }
             cs.counts.succeeded += 1;
@@ -267,11 +273,11 @@ impl Simulation<'_> {
         let req = &mut self.reqs[r];
         req.attempt_token = t;
         req.query_token = t;
-        if self.trace.is_some() {
+        if !P && self.trace.is_some() {
             self.trace_request_done(r, parent_token);
         }
         self.reqs.remove(r);
-        if parent_token != 0 {
+        if !P && parent_token != 0 {
             match self.cfg.classes[c].sync {
                 None => self.call_done(parent, parent_token, c, ok),
                 Some(p) => self.sync_done(p, parent, parent_token, ok),

@@ -266,7 +266,7 @@ impl Simulation<'_> {
             return;
         }
         if self.admit_request(c, Gate::RateLimit) {
-            self.start_request(c, u + 1, 0);
+            self.start_request::<false>(c, u + 1, 0);
         } else {
             self.user_done(c, u, false);
         }

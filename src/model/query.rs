@@ -261,13 +261,13 @@ impl Simulation<'_> {
         let mut due = std::mem::take(&mut self.keys.due);
         for &key in &due {
             let token = self.next_token();
-            let server = self.route_one(part);
-            let mut job = self.job(r, token, SimTime::MAX, server, part, 1);
+            let server = self.route_one::<false>(part);
+            let mut job = self.job::<false>(r, token, SimTime::MAX, server, part, 1);
             // The job carries the key it refreshes, for its return.
             job.keys = key;
             job.propagated = false;
             self.caches[ci].refresh_sent(key, token);
-            if self.send(part.pool, job).is_err() {
+            if self.send::<false>(part.pool, job).is_err() {
                 self.caches[ci].refresh_over(key, token);
             }
         }
@@ -294,18 +294,18 @@ impl Simulation<'_> {
     /// part. A part that fails at once (outage, full queue, dead server) is counted here;
     /// the rest of the query is sent all the same (a pipeline or scatter goes out whole,
     /// and its other parts become work nobody waits for).
-    pub(super) fn start_query(&mut self, r: u32, c: usize) -> Next {
+    pub(super) fn start_query<const P: bool>(&mut self, r: u32, c: usize) -> Next {
         let token = self.next_token();
         let step = self.reqs[r].step as usize;
         let st = &self.cfg.classes[c].steps[step];
-        let (q, hedged) = (&st.query, st.hedge.is_some());
-        let (mut part, sync) = (Part::of(q), q.sync);
+        let (q, hedged) = (&st.query, !P && st.hedge.is_some());
+        let (mut part, sync) = (Part::of(q), !P && q.sync);
         if sync {
             part.cost *= self.sync_cost_factor(r, c);
         }
         let (fanout, timeout_ns) = (q.fanout, q.timeout_ns);
         let mut deadline = self.reqs[r].deadline;
-        if let Some(qd) = self.arm_query_timeout(r, token, timeout_ns) {
+        if !P && let Some(qd) = self.arm_query_timeout(r, token, timeout_ns) {
             deadline = deadline.min(qd);
         }
         let covered = self.reqs[r].covered;
@@ -321,11 +321,11 @@ impl Simulation<'_> {
         let server = if sync {
             self.route_sync(r, c, part)
         } else {
-            self.route_one(part)
+            self.route_one::<P>(part)
         };
         self.arm_query(r, token, 1);
-        let job = self.job(r, token, deadline, server, part, covered);
-        match self.send(part.pool, job) {
+        let job = self.job::<P>(r, token, deadline, server, part, covered);
+        match self.send::<P>(part.pool, job) {
             Ok(()) => {
                 if hedged {
                     self.arm_hedge(r, c, step, token);
@@ -368,13 +368,13 @@ impl Simulation<'_> {
         self.arm_query(r, token, parts.len() as u32);
         let mut next = Next::Wait;
         for &(server, keys) in &parts {
-            let job = self.job(r, token, deadline, server, part, keys);
+            let job = self.job::<false>(r, token, deadline, server, part, keys);
             // Once a failed part has decided the query, later parts go out unheard. (A partial
             // query decides only at its last part, so it hears every failure.)
-            if let Err(why) = self.send(part.pool, job)
+            if let Err(why) = self.send::<false>(part.pool, job)
                 && next == Next::Wait
             {
-                next = self.part_done(r, c, Some(why), keys);
+                next = self.part_done::<false>(r, c, Some(why), keys);
             }
         }
         self.keys.parts = parts;
@@ -384,10 +384,10 @@ impl Simulation<'_> {
     /// The server a one-part query goes to: a shard by the pool's `balance` (`random`:
     /// uniformly, from the `routing` stream), then a server of it by the read preference.
     #[inline(always)]
-    pub(super) fn route_one(&mut self, part: Part) -> u32 {
+    pub(super) fn route_one<const P: bool>(&mut self, part: Part) -> u32 {
         let pool = &self.cfg.pools[part.pool];
         // The candidates of an autoscaled pool are its live servers.
-        if pool.autoscale.is_some() {
+        if !P && pool.autoscale.is_some() {
             return self.route_scaled(part.pool);
         }
         let (shards, threshold, balance) = (pool.shards, pool.latency_threshold_ns, pool.balance);
@@ -413,7 +413,7 @@ impl Simulation<'_> {
             .sync
             .and_then(|p| self.cfg.pools[p].sync.as_ref());
         if !owner.is_some_and(|s| s.segment) {
-            return self.route_one(part);
+            return self.route_one::<false>(part);
         }
         let pool = &self.cfg.pools[part.pool];
         let (shards, threshold, balance) = (pool.shards, pool.latency_threshold_ns, pool.balance);
@@ -432,7 +432,7 @@ impl Simulation<'_> {
 
     /// A job for one part of request `r`'s query.
     #[inline(always)]
-    pub(super) fn job(
+    pub(super) fn job<const P: bool>(
         &self,
         r: u32,
         token: u32,
@@ -452,7 +452,7 @@ impl Simulation<'_> {
             deadline,
             cost: p.cost + p.cost_per_key * keys as f64,
             keys,
-            propagated: self.cfg.pools[p.pool].drops_propagated && self.propagates(r),
+            propagated: !P && self.cfg.pools[p.pool].drops_propagated && self.propagates(r),
         }
     }
 
@@ -470,7 +470,7 @@ impl Simulation<'_> {
     /// fails the query (Grab's pipelines). Partial: the query succeeds with the parts that
     /// succeeded once all are back, and key-level outcomes are counted part by part.
     #[inline]
-    pub(super) fn part_done(
+    pub(super) fn part_done<const P: bool>(
         &mut self,
         r: u32,
         c: usize,
@@ -480,10 +480,13 @@ impl Simulation<'_> {
         let ok = failure.is_none();
         let step = self.reqs[r].step as usize;
         let st = &self.cfg.classes[c].steps[step];
-        if st.hedge.is_some() {
+        if !P && st.hedge.is_some() {
             return self.hedged_part_done(r, c, step, failure);
         }
-        let (partial, counts_keys) = (st.query.completion == Completion::Partial, st.counts_keys);
+        let (partial, counts_keys) = (
+            st.query.completion == Completion::Partial,
+            !P && st.counts_keys,
+        );
         let req = &mut self.reqs[r];
         req.parts_left -= 1;
         if ok {

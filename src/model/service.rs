@@ -19,9 +19,13 @@ impl Simulation<'_> {
     /// Hands a job to its server, or says why it fails at once: an error (outage, crashed
     /// server) or a rejection (full queue).
     #[inline(always)]
-    pub(super) fn send(&mut self, p: usize, job: Job) -> Result<(), Failure> {
+    pub(super) fn send<const P: bool>(&mut self, p: usize, job: Job) -> Result<(), Failure> {
         let pool = &mut self.pools[p];
         pool.stats.sent += 1;
+        if P {
+            // No outage, no server out of service, no fail-fast, no shedding.
+            return self.enqueue::<P>(p, job);
+        }
         if pool.outages > 0 {
             pool.stats.failed_fast += 1;
             return Err(Failure::Error);
@@ -46,16 +50,23 @@ impl Simulation<'_> {
         if server.fail_fast > 0.0 && self.fails_fast(p, job.server) {
             return Err(Failure::Error);
         }
+        self.enqueue::<P>(p, job)
+    }
+
+    /// [`Self::send`] once the job's server is known to take work: a free worker serves
+    /// it, else it waits in the server's queue if there is room (and shedding admits it).
+    #[inline(always)]
+    fn enqueue<const P: bool>(&mut self, p: usize, job: Job) -> Result<(), Failure> {
         let pool = &mut self.pools[p];
         let server = &pool.servers[job.server as usize];
         if server.busy < pool.workers {
             let j = self.jobs.insert(job);
-            self.start_service(p, j);
+            self.start_service::<P>(p, j);
             return Ok(());
         }
         let len = server.queue.len() as u32;
         if len < self.cfg.pools[p].queue_limit {
-            if pool.sheds && !self.admit(p, job.server, len) {
+            if !P && pool.sheds && !self.admit(p, job.server, len) {
                 self.pools[p].stats.shed += 1;
                 return Err(Failure::Rejected);
             }
@@ -72,10 +83,10 @@ impl Simulation<'_> {
 
     /// A worker takes job `j`: its service time is drawn and its end scheduled.
     #[inline(always)]
-    fn start_service(&mut self, p: usize, j: u32) {
+    fn start_service<const P: bool>(&mut self, p: usize, j: u32) {
         let pool = &mut self.pools[p];
         pool.integrate(self.now);
-        if self.cfg.deadlines {
+        if !P && self.cfg.deadlines {
             self.count_late_start(p, j);
         }
         let pool = &mut self.pools[p];
@@ -93,12 +104,12 @@ impl Simulation<'_> {
         }
         let pc = &self.cfg.pools[p];
         let mut t = pool.service_ns(pc, cost, in_service, queued);
-        if pool.scale.is_some() {
+        if !P && pool.scale.is_some() {
             t = pool.warmed(pc, s as u32, self.now, t);
         }
         // A pool with calls ends the job's own service with a different event, so the
         // plain job's end tests nothing.
-        let ev = if pc.has_calls {
+        let ev = if !P && pc.has_calls {
             Event::JobServed { job: j, req }
         } else {
             Event::JobDone { job: j, req }
@@ -108,10 +119,10 @@ impl Simulation<'_> {
 
     /// A worker finishes job `j`: the job is over.
     #[inline]
-    pub(super) fn job_done(&mut self, j: u32, r: u32) -> Option<PartDone> {
+    pub(super) fn job_done<const P: bool>(&mut self, j: u32, r: u32) -> Option<PartDone> {
         // Both loads issue before either is used (see `Event::JobDone`).
         let current = self.reqs[r].query_token == self.jobs[j].token;
-        self.finish_job(j, current, None)
+        self.finish_job::<P>(j, current, None)
     }
 
     /// A worker finishes job `j`'s own service in a pool with calls: it makes them, holding
@@ -123,8 +134,8 @@ impl Simulation<'_> {
         let current = self.reqs[r].query_token == self.jobs[j].token;
         match self.start_calls(j, current) {
             Calls::Started => None,
-            Calls::Expired => self.finish_job(j, current, Some(Failure::Timeout)),
-            Calls::None => self.finish_job(j, current, None),
+            Calls::Expired => self.finish_job::<false>(j, current, Some(Failure::Timeout)),
+            Calls::None => self.finish_job::<false>(j, current, None),
         }
     }
 
@@ -133,7 +144,7 @@ impl Simulation<'_> {
     /// rate. Returns the part's answer if its query still waits for it (`current`: the
     /// caller has not moved on).
     #[inline(always)]
-    pub(super) fn finish_job(
+    pub(super) fn finish_job<const P: bool>(
         &mut self,
         j: u32,
         current: bool,
@@ -154,20 +165,20 @@ impl Simulation<'_> {
         pool.stats.served += 1;
         pool.stats.wait_sum_ns += (job.started - job.enqueued) as u128;
         pool.stats.sojourn_sum_ns += (self.now - job.enqueued) as u128;
-        let scaled = pool.scale.is_some();
+        let scaled = !P && pool.scale.is_some();
         let server = &mut pool.servers[job.server as usize];
         // A job on a server that crashed meanwhile is lost: its caller sees an error.
-        let mut ok = !server.down && failure.is_none();
+        let mut ok = (P || !server.down) && failure.is_none();
         if pool.per_shard > 1 {
             server.latency_ewma_ns +=
                 0.1 * ((self.now - job.enqueued) as f64 - server.latency_ewma_ns);
         }
-        if pcfg.error_rate > 0.0 {
+        if !P && pcfg.error_rate > 0.0 {
             ok &= pool.rng.random::<f64>() >= pcfg.error_rate;
         }
-        let ejects = pcfg.outlier.is_some();
-        let leased = pcfg.lease.is_some() && !server.down;
-        if self.trace.is_some() {
+        let ejects = !P && pcfg.outlier.is_some();
+        let leased = !P && pcfg.lease.is_some() && !server.down;
+        if !P && self.trace.is_some() {
             self.trace_job_end(j, &job, ok);
         }
         if ejects {
@@ -178,18 +189,18 @@ impl Simulation<'_> {
             match self.lease_end(p, j, ok) {
                 LeaseEnd::Kept => {}
                 LeaseEnd::Requeued => {
-                    self.serve_next(p, job.server);
+                    self.serve_next::<false>(p, job.server);
                     return None;
                 }
                 LeaseEnd::Expired => (ok, failed) = (false, Failure::Timeout),
             }
         }
         self.jobs.remove(j);
-        self.serve_next(p, job.server);
+        self.serve_next::<P>(p, job.server);
         if scaled {
             self.scaled_job_done(p, job.server, self.now - job.enqueued);
         }
-        if !current && self.refresh_ahead {
+        if !P && !current && self.refresh_ahead {
             self.refresh_landed(job.keys, job.token, ok);
         }
         current.then_some(PartDone {
@@ -202,11 +213,11 @@ impl Simulation<'_> {
     /// Starts waiting jobs on a server while it has free workers, dropping expired ones
     /// (`cancel_expired`) and, in a pool that sheds, shedding by CoDel.
     #[inline(always)]
-    pub(super) fn serve_next(&mut self, p: usize, server: u32) {
-        if self.pools[p].sheds {
+    pub(super) fn serve_next<const P: bool>(&mut self, p: usize, server: u32) {
+        if !P && self.pools[p].sheds {
             self.serve_shedding(p, server)
         } else {
-            self.serve_waiting::<false>(p, server)
+            self.serve_waiting::<P, false>(p, server)
         }
     }
 
@@ -215,19 +226,19 @@ impl Simulation<'_> {
     #[inline(never)]
     fn serve_shedding(&mut self, p: usize, server: u32) {
         if self.cfg.pools[p].shed.is_some_and(|s| s.codel.is_some()) {
-            self.serve_waiting::<true>(p, server)
+            self.serve_waiting::<false, true>(p, server)
         } else {
-            self.serve_waiting::<false>(p, server)
+            self.serve_waiting::<false, false>(p, server)
         }
     }
 
     /// The loop of [`Self::serve_next`]; `CODEL` (known at compile time) adds CoDel.
     #[inline(always)]
-    fn serve_waiting<const CODEL: bool>(&mut self, p: usize, server: u32) {
+    fn serve_waiting<const P: bool, const CODEL: bool>(&mut self, p: usize, server: u32) {
         let pc = &self.cfg.pools[p];
         let (base, cancel_expired, shed) = (pc.discipline, pc.cancel_expired, pc.shed);
         let lapses = pc.lease.is_some();
-        let drops = cancel_expired || pc.drops_propagated || lapses;
+        let drops = !P && (cancel_expired || pc.drops_propagated || lapses);
         let mut discipline = base;
         loop {
             let pool = &mut self.pools[p];
@@ -261,7 +272,7 @@ impl Simulation<'_> {
                     continue;
                 }
             }
-            self.start_service(p, nj);
+            self.start_service::<P>(p, nj);
         }
         if CODEL {
             self.report_shed();
@@ -303,7 +314,7 @@ impl Simulation<'_> {
             self.jobs.remove(j);
             if self.reqs[job.req].query_token == job.token {
                 let failed = Some(Failure::Error);
-                self.advance(job.req, super::protocol::Next::Part(failed, job.keys));
+                self.advance::<false>(job.req, super::protocol::Next::Part(failed, job.keys));
             }
         }
     }

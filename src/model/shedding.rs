@@ -86,7 +86,7 @@ impl Simulation<'_> {
             let job = self.jobs[j];
             self.jobs.remove(j);
             if self.reqs[job.req].query_token == job.token {
-                self.advance(job.req, Next::Part(Some(Failure::Rejected), job.keys));
+                self.advance::<false>(job.req, Next::Part(Some(Failure::Rejected), job.keys));
             }
         }
         shed.clear();

@@ -84,6 +84,9 @@ pub struct Simulation<'a> {
     /// Some cache tier refreshes keys ahead of expiry: a job nobody waits for may be a
     /// refresh ([`Simulation::refresh_landed`]).
     pub(super) refresh_ahead: bool,
+    /// The loop may take the plain instance of the request path when the run is plain
+    /// ([`Simulation::plain`]); tests turn it off to compare the two.
+    pub(super) plain_allowed: bool,
 }
 
 pub(super) use super::budget::bytes_of;
@@ -201,6 +204,7 @@ impl<'a> Simulation<'a> {
             known_bytes: bytes_of(known),
             trace: None,
             refresh_ahead: cfg.caches.iter().any(|c| c.refresh_ahead.is_some()),
+            plain_allowed: true,
             cfg,
         }
     }
@@ -376,9 +380,10 @@ impl<'a> Simulation<'a> {
     }
 
     /// Hands one event to its owner. Events of a request carry the token of the attempt
-    /// or query attempt that scheduled them; a stale one is dropped here.
+    /// or query attempt that scheduled them; a stale one is dropped here. `P`: the plain
+    /// instance of the request path ([`super::plain`]).
     #[inline(always)]
-    pub(super) fn dispatch(&mut self, ev: Event) {
+    pub(super) fn dispatch<const P: bool>(&mut self, ev: Event) {
         match ev {
             Event::Arrival { class, epoch } => {
                 let c = class as usize;
@@ -387,38 +392,38 @@ impl<'a> Simulation<'a> {
                 }
                 self.schedule_arrival(c);
                 if self.classes[c].accept(&self.cfg.classes[c], self.now) {
-                    self.offer(c);
+                    self.offer::<P>(c);
                 }
             }
             Event::BurstArrival { trigger } => self.burst_arrival(trigger as usize),
             Event::UserTurn { class, user } => self.user_turn(class as usize, user),
             Event::ThinkEnd { class, epoch } => self.think_end(class as usize, epoch),
-            Event::AttemptStart { req, token } => self.resume(req, token, Next::Attempt),
+            Event::AttemptStart { req, token } => self.resume::<P>(req, token, Next::Attempt),
             Event::AttemptTimeout { req, token } => self.attempt_timed_out(req, token),
-            Event::QueryStart { req, token } => self.resume(req, token, Next::Query),
+            Event::QueryStart { req, token } => self.resume::<P>(req, token, Next::Query),
             Event::QueryTimeout { req, token } => self.query_timed_out(req, token),
             Event::JobDone { job, req } => {
-                if let Some(part) = self.job_done(job, req) {
-                    self.advance(part.req, Next::Part(part.failure, part.keys));
+                if let Some(part) = self.job_done::<P>(job, req) {
+                    self.advance::<P>(part.req, Next::Part(part.failure, part.keys));
                 }
             }
             Event::JobServed { job, req } => {
                 if let Some(part) = self.job_served(job, req) {
-                    self.advance(part.req, Next::Part(part.failure, part.keys));
+                    self.advance::<false>(part.req, Next::Part(part.failure, part.keys));
                 }
             }
-            Event::Hedge { req, token } => self.resume(req, token, Next::Hedge),
-            Event::FillShared { req, token } => self.resume(req, token, Next::StepDone),
-            Event::FillLost { req, token } => self.resume(req, token, Next::Step),
+            Event::Hedge { req, token } => self.resume::<P>(req, token, Next::Hedge),
+            Event::FillShared { req, token } => self.resume::<P>(req, token, Next::StepDone),
+            Event::FillLost { req, token } => self.resume::<P>(req, token, Next::Step),
             Event::FallbackOver { job, token } => self.fallback_over(job, token),
             Event::Requeue { job } => {
                 if let Some(part) = self.requeue_failed(job) {
-                    self.advance(part.req, Next::Part(part.failure, part.keys));
+                    self.advance::<false>(part.req, Next::Part(part.failure, part.keys));
                 }
             }
             Event::LeaseLapsed { job } => {
                 if let Some(part) = self.fail_leased(job, Failure::Timeout) {
-                    self.advance(part.req, Next::Part(part.failure, part.keys));
+                    self.advance::<false>(part.req, Next::Part(part.failure, part.keys));
                 }
             }
             Event::WindowEnd => self.window_end(),
@@ -461,14 +466,14 @@ impl<'a> Simulation<'a> {
     /// `Next::Attempt`/`AttemptFailed`) or query attempt (otherwise) that scheduled the event
     /// is still current; a stale event is dropped.
     #[inline(always)]
-    pub(super) fn resume(&mut self, r: u32, token: u32, next: Next) {
+    pub(super) fn resume<const P: bool>(&mut self, r: u32, token: u32, next: Next) {
         let req = &self.reqs[r];
         let current = match next {
             Next::Attempt | Next::AttemptFailed(_) => req.attempt_token,
             _ => req.query_token,
         };
         if current == token {
-            self.advance(r, next);
+            self.advance::<P>(r, next);
         }
     }
 

@@ -100,9 +100,20 @@ impl<S: FnMut(SimTime, &[Vec<f64>]) -> bool> Watch for UntilBefore<'_, S> {
 
 impl Simulation<'_> {
     /// Handles events until the watch stops or pauses the loop, or no event is left at or
-    /// before the run's end.
+    /// before the run's end; on the plain instance of the request path when the run is
+    /// plain ([`super::plain`]).
     #[inline(always)]
     pub(super) fn run_events<W: Watch>(&mut self, watch: &mut W) -> Result<Halt, SimError> {
+        if self.plain() {
+            self.handle_events::<W, true>(watch)
+        } else {
+            self.handle_events::<W, false>(watch)
+        }
+    }
+
+    /// [`Self::run_events`] on one instance of the request path (`P`: the plain one).
+    #[inline(never)]
+    fn handle_events<W: Watch, const P: bool>(&mut self, watch: &mut W) -> Result<Halt, SimError> {
         loop {
             if W::PAUSES
                 && let Some(t) = self.queue.peek_time()
@@ -110,7 +121,7 @@ impl Simulation<'_> {
             {
                 return Ok(Halt::Paused);
             }
-            if let Some(halt) = self.step(watch)? {
+            if let Some(halt) = self.step::<W, P>(watch)? {
                 return Ok(halt);
             }
         }
@@ -118,7 +129,10 @@ impl Simulation<'_> {
 
     /// One event, as the module doc draws it; `Some` when the loop stops.
     #[inline(always)]
-    pub(super) fn step<W: Watch>(&mut self, watch: &mut W) -> Result<Option<Halt>, SimError> {
+    pub(super) fn step<W: Watch, const P: bool>(
+        &mut self,
+        watch: &mut W,
+    ) -> Result<Option<Halt>, SimError> {
         let Some((t, ev)) = self.queue.pop() else {
             return Ok(Some(Halt::Ended));
         };
@@ -135,7 +149,7 @@ impl Simulation<'_> {
             self.fetch_ahead();
         }
         let window = matches!(ev, Event::WindowEnd);
-        self.dispatch(ev);
+        self.dispatch::<P>(ev);
         self.check_due()?;
         Ok(watch.after(self, window).then_some(Halt::Stopped))
     }

@@ -250,7 +250,7 @@ impl Simulation<'_> {
             parent_token: token,
             ..Request::default()
         });
-        self.advance(r, Next::Attempt);
+        self.advance::<false>(r, Next::Attempt);
     }
 
     /// A sync token: never 0, which marks a server with nothing pending.

@@ -65,12 +65,12 @@ impl Simulation<'_> {
     /// `Event::AttemptTimeout`: the attempt failed by its timeout, if still current.
     #[inline(always)]
     pub(super) fn attempt_timed_out(&mut self, r: u32, token: u32) {
-        self.resume(r, token, Next::AttemptFailed(Failure::Timeout))
+        self.resume::<false>(r, token, Next::AttemptFailed(Failure::Timeout))
     }
 
     /// `Event::QueryTimeout`: the query attempt failed by its timeout, if still current.
     #[inline(always)]
     pub(super) fn query_timed_out(&mut self, r: u32, token: u32) {
-        self.resume(r, token, Next::QueryFailed(Failure::Timeout))
+        self.resume::<false>(r, token, Next::QueryFailed(Failure::Timeout))
     }
 }

@@ -294,7 +294,7 @@ impl Simulation<'_> {
             self.queue
                 .schedule(t.max(self.now), Event::BurstArrival { trigger: e as u16 });
         }
-        self.offer(class);
+        self.offer::<false>(class);
     }
 
     /// A rolling restart deregisters its next node; the control plane may swap in an

@@ -237,7 +237,7 @@ fn work_sent_to_a_server_out_of_service_fails_at_once() {
         keys: 1,
         propagated: false,
     };
-    assert_eq!(sim.send(0, job), Err(Failure::Error));
+    assert_eq!(sim.send::<false>(0, job), Err(Failure::Error));
     assert_eq!(sim.pools[0].stats.failed_fast, 1);
 }
 
