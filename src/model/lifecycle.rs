@@ -40,7 +40,12 @@ impl Simulation<'_> {
     /// call names the job waiting on it (`parent`, with the job's calls token, never 0); a
     /// client's request has token 0.
     #[inline(always)]
-    pub(super) fn start_request<const P: bool>(&mut self, c: usize, parent: u32, parent_token: u32) {
+    pub(super) fn start_request<const P: bool>(
+        &mut self,
+        c: usize,
+        parent: u32,
+        parent_token: u32,
+    ) {
         let key_seed = self.keys.next_serial();
         let r = self.reqs.insert(Request {
             key_seed,
@@ -56,13 +61,29 @@ impl Simulation<'_> {
         if !P && parent_token != 0 && self.cfg.deadlines {
             self.record_root(r, parent);
         }
-        self.advance::<P>(r, Next::Attempt);
+        self.advance_hot::<P>(r, Next::Attempt);
     }
 
     /// Moves request `r` through its states until it waits or is done. `P`: the plain
-    /// instance of the handlers ([`super::plain`]).
+    /// instance of the handlers ([`super::plain`]), which is inlined where the loop calls
+    /// it (it is small); the general one is a call.
     #[inline]
-    pub(super) fn advance<const P: bool>(&mut self, r: u32, mut next: Next) {
+    pub(super) fn advance<const P: bool>(&mut self, r: u32, next: Next) {
+        self.advance_inline::<P>(r, next)
+    }
+
+    /// [`Self::advance`] where the loop calls it: inlined on the plain instance.
+    #[inline(always)]
+    pub(super) fn advance_hot<const P: bool>(&mut self, r: u32, next: Next) {
+        if P {
+            self.advance_inline::<P>(r, next)
+        } else {
+            self.advance::<P>(r, next)
+        }
+    }
+
+    #[inline(always)]
+    fn advance_inline<const P: bool>(&mut self, r: u32, mut next: Next) {
         // A request keeps its class for life: every handler gets it.
         let c = self.reqs[r].class as usize;
         loop {
@@ -89,8 +110,6 @@ impl Simulation<'_> {
     #[inline]
     fn start_attempt<const P: bool>(&mut self, r: u32, c: usize) -> Next {
         let token = self.next_token();
-        let class = &self.cfg.classes[c];
-        let (timeout, has_breaker) = (class.timeout_ns, class.retry.breaker.is_some());
         let req = &mut self.reqs[r];
         req.attempt += 1;
         req.attempt_token = token;
@@ -108,10 +127,14 @@ impl Simulation<'_> {
             return Next::AttemptFailed(Failure::Throttled);
         }
         if P {
-            // No breaker, no client timeout, no deadline to propagate.
+            // No breaker, no client timeout, no deadline to propagate: the first step
+            // starts (in line: the plain instance's usual successor).
             self.reqs[r].deadline = SimTime::MAX;
-            return Next::Step;
+            return self.start_step::<P>(r, c);
         }
+        let class = &self.cfg.classes[c];
+        let (timeout, has_breaker) = (class.timeout_ns, class.retry.breaker.is_some());
+        let cs = &mut self.classes[c];
         if has_breaker && cs.breaker.is_open(self.now) {
             return Next::AttemptFailed(Failure::Breaker);
         }
@@ -139,7 +162,12 @@ impl Simulation<'_> {
         req.q_attempt = 0;
         if !keyed {
             req.covered = 0;
-            return Next::Query;
+            // The plain instance sends the query in line.
+            return if P {
+                self.start_query::<P>(r, c)
+            } else {
+                Next::Query
+            };
         }
         self.start_keyed_step(r, c, step)
     }
@@ -148,11 +176,11 @@ impl Simulation<'_> {
     /// that failed or came back after the client gave up fills nothing (the Slack
     /// sustaining loop).
     #[inline]
-    fn step_done<const P: bool>(&mut self, r: u32, c: usize) -> Next {
+    pub(super) fn step_done<const P: bool>(&mut self, r: u32, c: usize) -> Next {
         let step = self.reqs[r].step as usize;
         let steps = &self.cfg.classes[c].steps;
-        let (cache, n) = (steps[step].cache, steps.len());
-        if !P && let Some(ci) = cache {
+        let (cache, n) = (if P { None } else { steps[step].cache }, steps.len());
+        if let Some(ci) = cache {
             for &k in self.keys.of(r) {
                 self.caches[ci].fill(k, self.now);
             }

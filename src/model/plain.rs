@@ -79,9 +79,9 @@ fn plain_pool(p: &PoolCfg) -> bool {
 fn plain_trigger(t: &TriggerCfg) -> bool {
     !t.enabled
         || matches!(
-        t.kind,
-        TriggerKind::Slowdown { .. } | TriggerKind::Burst { .. }
-    )
+            t.kind,
+            TriggerKind::Slowdown { .. } | TriggerKind::Burst { .. }
+        )
 }
 
 #[cfg(test)]

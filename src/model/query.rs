@@ -520,7 +520,12 @@ impl Simulation<'_> {
         if counts_keys {
             k.keys_ok += req.covered as u64;
         }
-        Next::StepDone
+        // The plain instance ends the step in line.
+        if P {
+            self.step_done::<P>(r, c)
+        } else {
+            Next::StepDone
+        }
     }
 }
 

@@ -404,7 +404,7 @@ impl<'a> Simulation<'a> {
             Event::QueryTimeout { req, token } => self.query_timed_out(req, token),
             Event::JobDone { job, req } => {
                 if let Some(part) = self.job_done::<P>(job, req) {
-                    self.advance::<P>(part.req, Next::Part(part.failure, part.keys));
+                    self.advance_hot::<P>(part.req, Next::Part(part.failure, part.keys));
                 }
             }
             Event::JobServed { job, req } => {

@@ -46,7 +46,11 @@ fn bundled_plain_designs_give_the_same_bytes() {
         let variants = std::iter::once(None).chain(loader.variant_names().into_iter().map(Some));
         for v in variants {
             let sc = loader.load_run(v.as_deref(), &[]).unwrap();
-            let name = format!("{}{}", b.name, v.as_deref().map_or(String::new(), |v| format!(" ({v})")));
+            let name = format!(
+                "{}{}",
+                b.name,
+                v.as_deref().map_or(String::new(), |v| format!(" ({v})"))
+            );
             if !plain_config(&sc.config) {
                 continue;
             }
@@ -139,7 +143,10 @@ fn every_feature_the_plain_instance_keeps_gives_the_same_bytes() {
     ];
     for (i, t) in cases.iter().enumerate() {
         let sc = text(t);
-        assert!(same_both_ways(&sc, &format!("case {i}")), "case {i} is not plain");
+        assert!(
+            same_both_ways(&sc, &format!("case {i}")),
+            "case {i} is not plain"
+        );
     }
 }
 
