@@ -294,6 +294,7 @@ impl Simulation<'_> {
     /// part. A part that fails at once (outage, full queue, dead server) is counted here;
     /// the rest of the query is sent all the same (a pipeline or scatter goes out whole,
     /// and its other parts become work nobody waits for).
+    #[inline(always)]
     pub(super) fn start_query<const P: bool>(&mut self, r: u32, c: usize) -> Next {
         let token = self.next_token();
         let step = self.reqs[r].step as usize;

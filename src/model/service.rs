@@ -118,7 +118,7 @@ impl Simulation<'_> {
     }
 
     /// A worker finishes job `j`: the job is over.
-    #[inline]
+    #[inline(always)]
     pub(super) fn job_done<const P: bool>(&mut self, j: u32, r: u32) -> Option<PartDone> {
         // Both loads issue before either is used (see `Event::JobDone`).
         let current = self.reqs[r].query_token == self.jobs[j].token;

@@ -119,7 +119,7 @@ impl ClassState {
     }
 
     /// Time to the next candidate arrival, or `None` when the rate is zero.
-    #[inline]
+    #[inline(always)]
     pub fn next_gap(&mut self) -> Option<SimTime> {
         if self.rate_max <= 0.0 {
             return None;
