@@ -107,7 +107,7 @@ impl Simulation<'_> {
 
     /// Starts an attempt: a retry passes the rate limit again; an open breaker fails it at
     /// once; otherwise the client's deadline is armed and the first step starts.
-    #[inline]
+    #[inline(always)]
     fn start_attempt<const P: bool>(&mut self, r: u32, c: usize) -> Next {
         let token = self.next_token();
         let req = &mut self.reqs[r];

@@ -26,7 +26,9 @@ impl<T> Slab<T> {
         self.live += 1;
         match self.free.pop() {
             Some(i) => {
-                self.slots[i as usize] = value;
+                debug_assert!((i as usize) < self.slots.len());
+                // SAFETY: a free slot is one `insert` returned, and `slots` never shrinks.
+                unsafe { *self.slots.get_unchecked_mut(i as usize) = value };
                 i
             }
             None => {
