@@ -470,7 +470,7 @@ impl Simulation<'_> {
     /// One part of the current query came back. All-or-nothing: the first failed part
     /// fails the query (Grab's pipelines). Partial: the query succeeds with the parts that
     /// succeeded once all are back, and key-level outcomes are counted part by part.
-    #[inline]
+    #[inline(always)]
     pub(super) fn part_done<const P: bool>(
         &mut self,
         r: u32,
