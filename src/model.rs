@@ -33,6 +33,9 @@
 //!    ([`metrics`] holds the result types; [`histogram`] the latency counts).
 //!    [`occupancy`](mod@occupancy) runs a scenario measuring how full a pool's servers are, for laws.
 //!
+//! A run that uses none of the optional features on the request path takes its plain
+//! instance: the same handlers with those features' checks compiled out (`plain.rs`).
+//!
 //! Requests and jobs live in a slab (`slab.rs`, private to the model); events carry
 //! `(slot, token)` and a stale token (an attempt or query attempt that has ended) makes an
 //! event a no-op.
