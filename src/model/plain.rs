@@ -25,13 +25,29 @@ use crate::scenario::{ClassCfg, Config, PoolCfg, StepCfg, TriggerCfg, TriggerKin
 impl Simulation<'_> {
     /// Whether the run in its present state may take the plain instance of the request
     /// path. Asked each time the loop starts (a forked run's second leg has another
-    /// configuration), never while it runs: nothing a plain run does can make it unplain.
+    /// configuration; the live page may have changed it), never while it runs: nothing a
+    /// plain run does can make it unplain.
     pub(super) fn plain(&self) -> bool {
         self.plain_allowed
             && self.trace.is_none()
             && !self.refresh_ahead
             && self.sc.interventions.is_empty()
             && plain_config(&self.cfg)
+            && self.plain_state()
+    }
+
+    /// No pool is in a state the plain instance does not test: an outage or a server
+    /// down, out of sync or failing fast (left by a trigger the live page has switched
+    /// off before its end), shedding or autoscaling.
+    fn plain_state(&self) -> bool {
+        self.pools.iter().all(|p| {
+            p.outages == 0
+                && !p.sheds
+                && p.scale.is_none()
+                && p.servers
+                    .iter()
+                    .all(|s| !s.down && !s.sync_out && s.fail_fast == 0.0)
+        })
     }
 }
 

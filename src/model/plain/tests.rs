@@ -183,3 +183,79 @@ fn merge(base: &str, extra: &str) -> String {
         None => format!("{base}\n{extra}"),
     }
 }
+
+#[test]
+fn a_pool_out_of_service_makes_a_run_general() {
+    // What a trigger switched off before its end leaves behind (the live page can).
+    let sc = text(
+        r#"duration = "10s"
+           [class.a]
+           rate = 1
+           steps = [{ query = "s" }]
+           [pool.s]
+           shards = 2
+           service = { law = "exp", mean = "1s" }"#,
+    );
+    let fresh = || Simulation::checked(&sc, 1).unwrap();
+    assert!(fresh().plain());
+    let mut sim = fresh();
+    sim.pools[0].outages = 1;
+    assert!(!sim.plain());
+    let mut sim = fresh();
+    sim.pools[0].servers[1].down = true;
+    assert!(!sim.plain());
+    let mut sim = fresh();
+    sim.pools[0].servers[0].sync_out = true;
+    assert!(!sim.plain());
+    let mut sim = fresh();
+    sim.pools[0].servers[1].fail_fast = 0.5;
+    assert!(!sim.plain());
+    let mut sim = fresh();
+    sim.pools[0].sheds = true;
+    assert!(!sim.plain());
+}
+
+/// A live session switches an outage off while it is under way: the run stays on the
+/// general instance until the outage's end has put the pool back in service, so both
+/// instances give the same result.
+#[test]
+fn a_trigger_switched_off_before_its_end_keeps_the_general_instance() {
+    let sc = text(
+        r#"duration = "400s"
+           [class.a]
+           rate = 5
+           retry = { max_attempts = 3 }
+           steps = [{ query = "s" }]
+           [pool.s]
+           workers = 2
+           service = { law = "exp", mean = "100ms" }
+           [event.down]
+           kind = "outage"
+           pool = "s"
+           at = "100s"
+           for = "100s""#,
+    );
+    let s = 1_000_000_000;
+    let live = |allowed: bool| {
+        let mut sim = Simulation::checked(&sc, 1).unwrap();
+        sim.plain_allowed = allowed;
+        sim.start_live();
+        sim.advance_to(150 * s).unwrap();
+        let mut config = (*sc.config).clone();
+        config.triggers[0].enabled = false;
+        sim.apply_intervention(&crate::scenario::Intervention {
+            time: 150 * s,
+            label: "off".into(),
+            config: std::sync::Arc::new(config),
+            fire: None,
+        });
+        assert!(!sim.plain(), "the outage is still under way");
+        sim.advance_to(250 * s).unwrap();
+        assert_eq!(sim.plain(), allowed, "the outage is over");
+        sim.advance_to(400 * s).unwrap();
+        let mut r = sim.into_result().unwrap();
+        r.wall_s = 0.0;
+        format!("{r:?}")
+    };
+    assert_eq!(live(false), live(true));
+}
