@@ -231,7 +231,7 @@ impl Simulation<'_> {
     /// The shared clock of class `c` rings: one of its thinkers, any with equal chance,
     /// takes its turn.
     #[inline(never)]
-    pub(super) fn think_end(&mut self, c: usize, epoch: u32) {
+    pub(super) fn think_end<const P: bool>(&mut self, c: usize, epoch: u32) {
         let pop = self.pop(c);
         if pop.epoch != epoch {
             return;
@@ -239,22 +239,22 @@ impl Simulation<'_> {
         let i = pop.rng.random_range(0..pop.pooled.len());
         let u = pop.pooled.swap_remove(i);
         self.redraw_clock(c);
-        self.turn(c, u, false);
+        self.turn::<P>(c, u, false);
     }
 
     /// User `u`'s own pause (a think time of a law other than exp, or a stay away after
     /// giving up) is over.
     #[inline(never)]
-    pub(super) fn user_turn(&mut self, c: usize, u: u32) {
+    pub(super) fn user_turn<const P: bool>(&mut self, c: usize, u: u32) {
         let pop = self.pop(c);
         let away = pop.users[u as usize].away;
-        self.turn(c, u, away);
+        self.turn::<P>(c, u, away);
     }
 
     /// User `u`, back from thinking or from being `away`, sends its next request, or
     /// leaves if the population has shrunk below it.
     #[inline(always)]
-    fn turn(&mut self, c: usize, u: u32, away: bool) {
+    fn turn<const P: bool>(&mut self, c: usize, u: u32, away: bool) {
         let pop = self.pop(c);
         pop.thinking -= 1;
         if away {
@@ -266,7 +266,7 @@ impl Simulation<'_> {
             return;
         }
         if self.admit_request(c, Gate::RateLimit) {
-            self.start_request::<false>(c, u + 1, 0);
+            self.start_request::<P>(c, u + 1, 0);
         } else {
             self.user_done(c, u, false);
         }

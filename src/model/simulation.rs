@@ -396,8 +396,8 @@ impl<'a> Simulation<'a> {
                 }
             }
             Event::BurstArrival { trigger } => self.burst_arrival(trigger as usize),
-            Event::UserTurn { class, user } => self.user_turn(class as usize, user),
-            Event::ThinkEnd { class, epoch } => self.think_end(class as usize, epoch),
+            Event::UserTurn { class, user } => self.user_turn::<P>(class as usize, user),
+            Event::ThinkEnd { class, epoch } => self.think_end::<P>(class as usize, epoch),
             Event::AttemptStart { req, token } => self.resume::<P>(req, token, Next::Attempt),
             Event::AttemptTimeout { req, token } => self.attempt_timed_out(req, token),
             Event::QueryStart { req, token } => self.resume::<P>(req, token, Next::Query),

@@ -140,6 +140,23 @@ fn every_feature_the_plain_instance_keeps_gives_the_same_bytes() {
            workers = 2
            queue_limit = 5
            service = { law = "exp", mean = "100ms" }"#,
+        // Two closed populations on one pool: exponential thinkers (one shared clock) and
+        // lognormal ones who give up after failures in a row, retrying a full queue.
+        r#"duration = "300s"
+           [class.u]
+           users = 40
+           think = { law = "exp", mean = "500ms" }
+           steps = [{ query = "s" }]
+           [class.v]
+           users = 30
+           think = { law = "lognormal", mean = "1s", cv = 2 }
+           give_up = { after = 2, for = "5s" }
+           retry = { max_attempts = 2 }
+           steps = [{ query = "s" }]
+           [pool.s]
+           workers = 4
+           queue_limit = 3
+           service = { law = "exp", mean = "100ms" }"#,
     ];
     for (i, t) in cases.iter().enumerate() {
         let sc = text(t);
