@@ -65,14 +65,14 @@ impl Simulation<'_> {
     }
 
     /// Moves request `r` through its states until it waits or is done. `P`: the plain
-    /// instance of the handlers ([`super::plain`]), which is inlined where the loop calls
-    /// it (it is small); the general one is a call.
+    /// instance of the handlers ([`super::plain`]).
     #[inline]
     pub(super) fn advance<const P: bool>(&mut self, r: u32, next: Next) {
         self.advance_inline::<P>(r, next)
     }
 
-    /// [`Self::advance`] where the loop calls it: inlined on the plain instance.
+    /// [`Self::advance`] where the loop calls it (a request's first attempt, a part's
+    /// answer): inlined on the plain instance, which is small; a call on the general one.
     #[inline(always)]
     pub(super) fn advance_hot<const P: bool>(&mut self, r: u32, next: Next) {
         if P {
@@ -82,6 +82,7 @@ impl Simulation<'_> {
         }
     }
 
+    /// The body of [`Self::advance`].
     #[inline(always)]
     fn advance_inline<const P: bool>(&mut self, r: u32, mut next: Next) {
         // A request keeps its class for life: every handler gets it.
