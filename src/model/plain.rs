@@ -5,19 +5,23 @@
 //! bool`. With `P = false` it is the general path, right for every run. With `P = true`
 //! a check of a feature this file's [`Simulation::plain`] has found unused is compiled
 //! out: the check could only have found it off. So a plain run gives the same bytes on
-//! either instance (a test holds them equal on every bundled scenario and a set of plain
-//! ones), and the loop picks the plain one whenever it may ([`super::step`]). Handlers
-//! reached from elsewhere (a crash, an intervention, a multi-part query) take the general
-//! instance: mixing the two is right, since they differ only in checks that find nothing.
+//! either instance (a test holds them equal on every plain bundled design and a set of
+//! plain scenarios), and the loop picks the plain one whenever it may ([`super::step`]).
+//! Handlers reached from elsewhere (a crash, an intervention, a multi-part query, a
+//! burst's arrival, a timeout) take the general instance: mixing the two is right, since
+//! they differ only in checks that find nothing.
 //!
 //! What makes a run plain: no client timeout, breaker, pool call or sync at any class; no
 //! cache, keys, hedge, query timeout or sync query at any step; no autoscaling, health
 //! check, sync, peers, outlier ejection, lease, shedding, error rate, cancelled or
 //! propagated deadlines or calls at any pool; no interventions (they swap the
 //! configuration in force), and no trigger that can take a server or a pool out of
-//! service (only slowdowns and bursts, or triggers switched off); no tracing, no refresh-ahead. Retries, rate limits,
-//! closed populations, balancing, replicas, shards, disciplines, queue limits, load
-//! slowdowns and every service law stay on the plain instance.
+//! service (only slowdowns and bursts, or triggers switched off); no tracing, no
+//! refresh-ahead; and no pool left out of service now (an outage, a server down, out of
+//! sync or failing fast: what a trigger the live page switched off before its end leaves
+//! behind). Retries, rate limits, closed populations, balancing, replicas, shards,
+//! disciplines, queue limits, load slowdowns and every service law stay on the plain
+//! instance.
 
 use super::simulation::Simulation;
 use crate::scenario::{ClassCfg, Config, PoolCfg, StepCfg, TriggerCfg, TriggerKind};
