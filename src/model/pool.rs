@@ -94,6 +94,23 @@ impl Server {
     }
 }
 
+/// How the commands of one multi-part query are routed ([`PoolState::key_route`]).
+#[derive(Clone, Copy)]
+pub enum KeyRoute {
+    /// To the shard's first server (one server per shard, or reads of the primary): the
+    /// pool's number of servers per shard.
+    Base(u32),
+    /// To one of the shard's servers `first .. per` uniformly (every server routable, random
+    /// balance): one draw from the pool's stream, as `choose_up` makes.
+    Uniform { per: u32, first: u32, n: u32 },
+    /// Random balance with servers held out or viewed down: uniformly among the shard's
+    /// routable servers `first .. per` ([`uniform_up`]'s one draw), its first server if
+    /// none is, as `choose_up` does.
+    Up { per: u32, first: u32, n: u32 },
+    /// By [`PoolState::pick`], key by key.
+    Pick,
+}
+
 /// Running totals of one pool.
 #[derive(Debug, Default, Clone)]
 pub struct PoolStats {
@@ -325,6 +342,32 @@ impl PoolState {
             // primary if none is.
             ReadPref::Replica | ReadPref::Latency => self.choose_up(shard, 1, replicas, balance),
             ReadPref::Any => self.choose_up(shard, 0, replicas, balance),
+        }
+    }
+
+    /// How every command of one multi-part query picks its server, decided once for the
+    /// query: what [`PoolState::pick`] does for each of its shards, with the checks that
+    /// are the same for every key made once. Nothing a pick changes (only the pool's stream
+    /// moves) bears on those checks, so every key gets the server, and draws the numbers,
+    /// that `pick` would give it.
+    #[inline(always)]
+    pub fn key_route(&self, read: ReadPref, balance: Balance) -> KeyRoute {
+        let per = self.per_shard;
+        if per == 1 || read == ReadPref::Primary {
+            return KeyRoute::Base(per);
+        }
+        let first = match read {
+            ReadPref::Replica => 1,
+            ReadPref::Any => 0,
+            _ => return KeyRoute::Pick,
+        };
+        let n = per - first;
+        match balance {
+            Balance::Random if self.viewed_down == 0 && self.held_out() == 0 => {
+                KeyRoute::Uniform { per, first, n }
+            }
+            Balance::Random => KeyRoute::Up { per, first, n },
+            _ => KeyRoute::Pick,
         }
     }
 
