@@ -12,7 +12,7 @@ use super::lease::LeaseEnd;
 use super::pool::Job;
 use super::protocol::PartDone;
 use super::simulation::Simulation;
-use crate::scenario::{Failure, ShedCfg};
+use crate::scenario::{Discipline, Failure, ShedCfg};
 use rand::RngExt;
 
 impl Simulation<'_> {
@@ -263,6 +263,19 @@ impl Simulation<'_> {
             let Some(nj) = pool.next_waiting(server, discipline) else {
                 break;
             };
+            // The job that will be served after this one has usually waited long enough to
+            // leave the cache (a queue of thousands behind a pool of busy workers): start
+            // fetching its record now, a service time before it is read.
+            if !P {
+                let q = &pool.servers[server as usize].queue;
+                let after = match discipline {
+                    Discipline::Fifo => q.front(),
+                    Discipline::Lifo => q.back(),
+                };
+                if let Some(&after) = after {
+                    super::simulation::prefetch(&self.jobs[after]);
+                }
+            }
             if drops {
                 let job = &self.jobs[nj];
                 if (cancel_expired || job.propagated)
