@@ -120,7 +120,7 @@ fn the_design_stays_when_a_sweep_moves_the_load() {
 #[test]
 fn brink_check_prints_what_it_derived() {
     let dir = tempdir("check");
-    let file = dir.join("hr.toml");
+    let file = dir.path().join("hr.toml");
     std::fs::write(&file, design(1000.0, 1, "ttl = \"10s\"\nhit_ratio = 0.95")).unwrap();
     let o = brink(["check".as_ref(), file.as_os_str()]).run();
     let out = String::from_utf8_lossy(&o.stdout);
@@ -162,7 +162,7 @@ fn a_hit_ratio_that_cannot_be_derived_is_refused_by_name() {
             "give a longer `ttl`",
         ),
     ] {
-        let file = dir.join("bad.toml");
+        let file = dir.path().join("bad.toml");
         std::fs::write(&file, design(rate, 1, tier)).unwrap();
         let o = brink(["check".as_ref(), file.as_os_str()]).run();
         let err = String::from_utf8_lossy(&o.stderr);
@@ -172,8 +172,11 @@ fn a_hit_ratio_that_cannot_be_derived_is_refused_by_name() {
     }
 }
 
-fn tempdir(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("brink-hit-ratio-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A folder for the test's files, removed when it is dropped (the tests used to leave
+/// theirs in the system's temporary folder).
+fn tempdir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("brink-hit-ratio-{name}-"))
+        .tempdir()
+        .unwrap()
 }

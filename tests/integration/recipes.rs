@@ -60,8 +60,11 @@ fn every_recipe_is_a_scenario_brink_checks() {
         ["cache", "connections", "cpu"],
         "the page's recipes"
     );
-    let dir = std::env::temp_dir().join(format!("brink-recipes-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::Builder::new()
+        .prefix("brink-recipes-")
+        .tempdir()
+        .unwrap();
+    let dir = tmp.path();
     for (name, text) in &all {
         let file = dir.join(format!("{name}.toml"));
         std::fs::write(&file, text).unwrap();
