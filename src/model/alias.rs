@@ -53,11 +53,26 @@ impl Alias {
         Self { column }
     }
 
+    /// The column 64 uniform bits pick (their high 32).
+    #[inline(always)]
+    fn column_of(&self, bits: u64) -> usize {
+        let n = self.column.len() as u64;
+        (((bits >> 32) * n) >> 32) as usize
+    }
+
+    /// Starts loading the column `bits` will read (a table of a large keyspace is far
+    /// beyond the first caches: a hint, so several draws' loads can overlap).
+    #[inline(always)]
+    pub fn prefetch(&self, bits: u64) {
+        if let Some(c) = self.column.get(self.column_of(bits)) {
+            super::simulation::prefetch(c);
+        }
+    }
+
     /// The value for 64 uniform bits: the high 32 pick the column, the low 32 the coin.
     #[inline]
     pub fn draw(&self, bits: u64) -> u32 {
-        let n = self.column.len() as u64;
-        let i = (((bits >> 32) * n) >> 32) as usize;
+        let i = self.column_of(bits);
         let (cut, alias) = self.column[i];
         // A select, not a branch: the coin is unpredictable.
         std::hint::select_unpredictable((bits as u32) < cut, i as u32, alias)

@@ -178,6 +178,37 @@ impl CacheState {
         }
     }
 
+    /// Draws `k` keys by the tier's popularity law into `keys` (what `k` calls of
+    /// [`Self::draw_key`] give, from the same numbers), each key's record prefetched. A
+    /// Zipf law's draws take their numbers first, each alias column prefetched, then read
+    /// the columns (`bits` holds the numbers): with 4e5 keys the table is megabytes, and
+    /// the misses of one step's keys overlap instead of following one another.
+    #[inline]
+    pub fn draw_keys(&self, rng: &mut Rng, k: u32, bits: &mut Vec<u64>, keys: &mut Vec<u32>) {
+        match &self.zipf {
+            Some(z) => {
+                bits.clear();
+                bits.extend((0..k).map(|_| {
+                    let b = rng.next_u64();
+                    z.prefetch(b);
+                    b
+                }));
+                for &b in bits.iter() {
+                    let key = z.draw(b);
+                    self.prefetch(key);
+                    keys.push(key);
+                }
+            }
+            None => {
+                for _ in 0..k {
+                    let key = self.draw_key(rng);
+                    self.prefetch(key);
+                    keys.push(key);
+                }
+            }
+        }
+    }
+
     /// The slot a key maps to now: its home slot, or the next live slot on the ring.
     #[inline]
     pub fn route(&self, key: u32) -> u16 {

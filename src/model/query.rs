@@ -29,6 +29,8 @@ pub(super) struct KeyScratch {
     part_of: Vec<u32>,
     /// Keys whose hit just now asks for a background refresh (`refresh_ahead`).
     due: Vec<u32>,
+    /// The numbers of one step's key draws ([`super::cache::CacheState::draw_keys`]).
+    bits: Vec<u64>,
     /// Requests offered so far and a per-run salt: together they seed each request's keys.
     serial: u32,
     pub(super) salt: u64,
@@ -41,6 +43,7 @@ impl KeyScratch {
             parts: Vec::new(),
             part_of: Vec::new(),
             due: Vec::new(),
+            bits: Vec::new(),
             serial: 0,
             salt,
         }
@@ -129,7 +132,9 @@ impl Simulation<'_> {
         if self.keys.by_req.len() <= slot {
             self.keys.by_req.resize_with(slot + 1, Vec::new);
         }
-        let KeyScratch { by_req, due, .. } = &mut self.keys;
+        let KeyScratch {
+            by_req, due, bits, ..
+        } = &mut self.keys;
         let keys = &mut by_req[slot];
         keys.clear();
         match st.cache {
@@ -137,11 +142,7 @@ impl Simulation<'_> {
                 let cache = &mut self.caches[ci];
                 // All keys drawn first, their records asked for, then looked up in order:
                 // the lookups' cache misses overlap instead of following one another.
-                for _ in 0..k {
-                    let key = cache.draw_key(&mut rng);
-                    cache.prefetch(key);
-                    keys.push(key);
-                }
+                cache.draw_keys(&mut rng, k, bits, keys);
                 let (mut misses, mut kept) = (0, 0);
                 let refreshes = cache.refreshes();
                 for i in 0..keys.len() {
