@@ -111,6 +111,33 @@ pub enum KeyRoute {
     Pick,
 }
 
+impl KeyRoute {
+    /// The server of `shard` one key goes to (the rest as for [`PoolState::pick`], which
+    /// it gives, drawing the same numbers).
+    #[inline(always)]
+    pub fn server(
+        self,
+        pool: &mut PoolState,
+        shard: u32,
+        read: ReadPref,
+        latency_threshold_ns: SimTime,
+        balance: Balance,
+    ) -> u32 {
+        match self {
+            KeyRoute::Base(per) => shard * per,
+            KeyRoute::Uniform { per, first, n } => {
+                shard * per + first + pool.rng.random_range(0..n)
+            }
+            KeyRoute::Up { per, first, n } => {
+                let base = shard * per;
+                let up = |i: u32| pool.servers[(base + first + i) as usize].routable();
+                uniform_up(&mut pool.rng, n, up).map_or(base, |i| base + first + i)
+            }
+            KeyRoute::Pick => pool.pick(shard, read, latency_threshold_ns, balance),
+        }
+    }
+}
+
 /// Running totals of one pool.
 #[derive(Debug, Default, Clone)]
 pub struct PoolStats {

@@ -2,9 +2,8 @@
 //! shard, or one part per server its keys route to), routing by read preference, and
 //! completion (all-or-nothing, or partial with key-level outcomes).
 
-use super::balance::uniform_up;
 use super::event::Event;
-use super::pool::{Job, KeyRoute};
+use super::pool::Job;
 use super::protocol::Next;
 use super::simulation::Simulation;
 use crate::engine::Rng;
@@ -364,28 +363,10 @@ impl Simulation<'_> {
         } else {
             let pool = &mut self.pools[part.pool];
             let shard_of = |key: u32| (mix(key as u64 ^ 0x0005_4a2d) % shards as u64) as u32;
-            match pool.key_route(part.read, balance) {
-                KeyRoute::Base(per) => self
-                    .keys
-                    .group_by_server(r, &mut parts, |key| shard_of(key) * per),
-                KeyRoute::Uniform { per, first, n } => {
-                    let rng = &mut pool.rng;
-                    self.keys.group_by_server(r, &mut parts, |key| {
-                        shard_of(key) * per + first + rng.random_range(0..n)
-                    })
-                }
-                KeyRoute::Up { per, first, n } => {
-                    let (rng, servers) = (&mut pool.rng, &pool.servers);
-                    self.keys.group_by_server(r, &mut parts, |key| {
-                        let base = shard_of(key) * per;
-                        let up = |i: u32| servers[(base + first + i) as usize].routable();
-                        uniform_up(rng, n, up).map_or(base, |i| base + first + i)
-                    })
-                }
-                KeyRoute::Pick => self.keys.group_by_server(r, &mut parts, |key| {
-                    pool.pick(shard_of(key), part.read, threshold, balance)
-                }),
-            }
+            let route = pool.key_route(part.read, balance);
+            self.keys.group_by_server(r, &mut parts, |key| {
+                route.server(pool, shard_of(key), part.read, threshold, balance)
+            });
         }
         self.arm_query(r, token, parts.len() as u32);
         let mut next = Next::Wait;

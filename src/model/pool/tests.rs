@@ -135,3 +135,47 @@ fn the_viewed_down_count_follows_refreshes_and_standby() {
     p.set_standby(3, false);
     assert_eq!((p.viewed_down, count(&p)), (1, 1));
 }
+
+/// Keyed fan-out decides its routing once a query (`key_route`, then `KeyRoute::server`
+/// per key): each key must get the server `pick` gives it, drawing the same numbers, for
+/// every read preference and balancing policy, with every server routable, a replica
+/// viewed down, all of a shard's replicas viewed down, a server held out, and together;
+/// replicated shards and single servers.
+#[test]
+fn a_key_route_gives_every_key_the_server_pick_gives() {
+    use Balance::*;
+    use ReadPref::*;
+    for (shards, replicas) in [(3, 2), (2, 0)] {
+        for state in 0..8 {
+            for read in [Primary, Replica, Any, Latency] {
+                for balance in [Random, RoundRobin, LeastOutstanding, PowerOfTwo] {
+                    let mut a = pool(shards, replicas);
+                    let n = a.servers.len();
+                    load(&mut a, n - 1, 3);
+                    if state & 1 != 0 {
+                        a.servers[1].down = true;
+                    }
+                    if state & 4 != 0 && replicas > 0 {
+                        a.servers[2].down = true; // shard 0 has no replica left
+                    }
+                    a.refresh_view();
+                    if state & 2 != 0 {
+                        a.servers[n - 2].ejected = true;
+                        a.ejected += 1;
+                    }
+                    let mut b = a.clone();
+                    let route = a.key_route(read, balance);
+                    for k in 0..300u32 {
+                        let shard = k * 7 % shards;
+                        assert_eq!(
+                            route.server(&mut a, shard, read, 1_000, balance),
+                            b.pick(shard, read, 1_000, balance),
+                            "{shards} x (1 + {replicas}), state {state}, {read:?}, \
+                             {balance:?}, key {k}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
