@@ -4,8 +4,8 @@
 //!    parallel. A probe runs seeds one at a time, each seed's baseline and triggered runs
 //!    as one run forked at the trigger ([`crate::model::fork`]), until the sequential test ([`crate::stats::sequential`]: is the
 //!    failed share below or above one half, at 5% error) decides both branches, or
-//!    `seeds` (the most per probe) are spent. A probe far from any edge costs 3 seeds;
-//!    one near an edge, where seeds disagree, more.
+//!    `seeds` (the most per probe) are spent. A probe far from any edge costs 2 seeds
+//!    (the test's fewest); one near an edge, where seeds disagree, more.
 //! 2. Bisect: the first bracket where the triggered branch's majority turns to collapse
 //!    (the tipping point), and the first where the baseline's turns to failed (the
 //!    overload point), are bisected until they are narrower than the tolerance (at most
@@ -291,6 +291,7 @@ impl Search<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::sequential::fewest_seeds;
     use std::sync::Mutex;
 
     /// The branches a call runs: one, or both.
@@ -343,8 +344,8 @@ mod tests {
             assert_eq!(*v, r.value[0], "seed {} at two values", r.seed);
         }
         assert!(runs.len() > 4 * grid.len(), "{}", runs.len());
-        // The baseline, always healthy, is decided by its first three seeds in every probe
-        // (probe j has seeds 6j to 6j + 5), however many the triggered branch takes there.
+        // The baseline, always healthy, is decided by the test's fewest seeds in every
+        // probe (probe j has seeds 6j to 6j + 5), however many the triggered branch takes.
         let mut per_probe = std::collections::BTreeMap::new();
         for r in &runs {
             let n = per_probe.entry(r.seed / 6).or_insert([0, 0]);
@@ -353,18 +354,18 @@ mod tests {
         assert!(
             per_probe
                 .values()
-                .all(|n| n[Branch::Baseline as usize] == 3)
+                .all(|n| n[Branch::Baseline as usize] == fewest_seeds())
         );
         assert!(
             per_probe
                 .values()
-                .any(|n| n[Branch::Triggered as usize] > 3)
+                .any(|n| n[Branch::Triggered as usize] > fewest_seeds())
         );
     }
 
     /// A deterministic system that collapses from 31.3 and is overloaded from 87.6: the
-    /// search brackets both on the grid and bisects each to the tolerance, with three
-    /// seeds at probes whose seeds agree.
+    /// search brackets both on the grid and bisects each to the tolerance, with the
+    /// sequential test's fewest seeds at probes whose seeds agree.
     #[test]
     fn bisects_both_brackets_to_the_tolerance() {
         let planned = Mutex::new(0usize);
@@ -409,11 +410,11 @@ mod tests {
         let (t, o) = (first(Branch::Triggered), first(Branch::Baseline));
         assert!(t >= 31.3 && t - last_ok(Branch::Triggered, t) <= 0.5, "{t}");
         assert!(o >= 87.6 && o - last_ok(Branch::Baseline, o) <= 0.5, "{o}");
-        // Values sorted, pairs in seed order, 3 seeds per probe (the sequential test's
-        // fewest: they agree).
+        // Values sorted, pairs in seed order, the sequential test's fewest seeds per probe
+        // (they agree).
         assert!(runs.windows(2).all(|w| w[0].value[0] <= w[1].value[0]));
         assert_eq!(runs.len(), *count.lock().unwrap());
-        assert_eq!(runs.len() % 6, 0);
+        assert_eq!(runs.len() % (2 * fewest_seeds()), 0);
         // The runs announced before they ran (the progress bar's length) are the runs done.
         assert_eq!(*planned.lock().unwrap(), runs.len());
     }

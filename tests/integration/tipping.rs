@@ -148,7 +148,8 @@ fn retry_storm_runs_inside_its_metastable_region() {
 
 /// A variant that switches the trigger off itself is swept without it: its triggered
 /// branch is a second baseline, so its points are stable (or overloaded) but never
-/// metastable, its tipping point is its overload point, and the output says so. A
+/// metastable, its tipping point is its overload point (to the tolerance), and the
+/// output says so. A
 /// `--set` that switches it off for every variant does not count: the sweep switches it
 /// on in the triggered branch, as for a trigger written `enabled = false` in the file.
 #[test]
@@ -170,7 +171,14 @@ fn a_variant_without_the_trigger_is_swept_without_it() {
     for p in quiet["points"].as_array().unwrap() {
         assert_ne!(p["state"], "metastable", "{p}");
     }
-    assert_eq!(quiet["tipping_point"], quiet["overload_point"]);
+    // Two estimates of one point from the two branches' runs, each branch run until the
+    // sequential test decides it: equal to the tolerance (they were equal to the bit while
+    // the test's fewest seeds were a probe's 3, which every probe of this sweep ran).
+    let (tip, over) = (num(quiet, "tipping_point"), num(quiet, "overload_point"));
+    assert!(
+        (tip - over).abs() <= num(quiet, "tolerance"),
+        "{tip} {over}"
+    );
     assert!(num(base, "tipping_point") < num(quiet, "tipping_point"));
     // Switched off for every variant by --set, the variant no longer differs from the
     // base: both are swept with the trigger, switched on in the triggered branch.
