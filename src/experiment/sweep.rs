@@ -55,6 +55,12 @@ pub struct Sweep {
     sets: Vec<Override>,
     /// The trigger events of each variant (a variant may set its own `tipping.trigger`).
     triggers: Vec<Vec<String>>,
+    /// Per variant, the run length of its runs when the sweep sets it (`tipping.duration`,
+    /// less the warm-up's shift).
+    lengths: Vec<Option<SimTime>>,
+    /// Per variant, the overrides that move its events earlier for `tipping.warmup` (each
+    /// event's start, and the metrics step kept): none without a shift.
+    moved: Vec<Vec<Override>>,
     variants: Vec<Option<String>>,
     axes: Vec<Axis>,
     tipping: Tipping,
@@ -118,6 +124,7 @@ impl Sweep {
         }
         let mut plans = Vec::new();
         let mut triggers = Vec::new();
+        let (mut lengths, mut moved) = (Vec::new(), Vec::new());
         for v in &chosen {
             // Each variant's own value of each swept parameter is its operating point, and
             // a variant may name its own trigger (a partition instead of a rollout).
@@ -139,6 +146,9 @@ impl Sweep {
                 .into_iter()
                 .partition(|n| !enabled(&base, n) || enabled(&sc, n));
             triggers.push(on);
+            let (length, sets) = warm_start(&sc, tipping.duration_ns);
+            lengths.push(length);
+            moved.push(sets);
             let mut op = vec![sc.tipping.as_ref().map_or(0.0, |t| t.axis.operating_point)];
             if kind == Kind::Phase {
                 op.push(sc.phase.as_ref().map_or(0.0, |p| p.axis.operating_point));
@@ -191,6 +201,8 @@ impl Sweep {
             loader,
             sets,
             triggers,
+            lengths,
+            moved,
             variants: chosen,
             axes,
             tipping,
@@ -305,15 +317,10 @@ impl Sweep {
             "[tipping] (sweeps leave out [[at]] interventions)",
         )];
         sets.extend(self.sets.iter().cloned());
-        if let Some(d) = self.tipping.duration_ns {
-            sets.push(Override::new(
-                "duration",
-                toml::Value::String(scenario::sweep::format_seconds(
-                    crate::engine::time::ns_to_secs(d),
-                )),
-                "[tipping] duration",
-            ));
+        if let Some(d) = self.lengths[variant] {
+            sets.push(Override::new("duration", seconds(d), "[tipping] duration"));
         }
+        sets.extend(self.moved[variant].iter().cloned());
         let values = value
             .iter()
             .flat_map(|v| self.axes.iter().zip(v).enumerate());
@@ -496,6 +503,49 @@ pub fn measure_window(
 ) -> Result<Option<f64>, String> {
     let gauge = Gauge::of(m, Health::Above(0.0), &r.series.columns, start, end)?;
     Ok(gauge.measure(&r.series.rows, end))
+}
+
+/// A duration as an override's value.
+fn seconds(ns: SimTime) -> toml::Value {
+    toml::Value::String(scenario::sweep::format_seconds(ns_to_secs(ns)))
+}
+
+/// The run length a variant's sweep runs get (`tipping.duration`, else the scenario's
+/// when a warm-up shortens it) and the overrides that move its events earlier by the
+/// warm-up's shift (`Tipping::shift_ns`, validated: no event starts before it), keeping
+/// the metrics step the sweep's run length gives. No shift: the length of `duration` and
+/// no overrides, as before `warmup`.
+fn warm_start(sc: &Scenario, duration: Option<SimTime>) -> (Option<SimTime>, Vec<Override>) {
+    let Some(t) = sc.tipping.as_ref().filter(|t| t.shift_ns > 0) else {
+        return (duration, Vec::new());
+    };
+    let origin = "[tipping] warmup";
+    let mut sets: Vec<Override> = sc
+        .config
+        .triggers
+        .iter()
+        .map(|e| {
+            let at = seconds(e.at_ns - t.shift_ns);
+            Override::new(&format!("event.{}.at", e.name), at, origin)
+        })
+        .collect();
+    sets.push(Override::new("metrics.step", seconds(t.step_ns), origin));
+    // A load that changes over time without repeating moves with the events.
+    for (key, profile) in sc.config.profiles() {
+        if profile.is_constant() || profile.every.is_some() {
+            continue;
+        }
+        let shifted = profile.shifted(t.shift_ns);
+        let points = shifted
+            .points
+            .iter()
+            .map(|&(at, f)| toml::Value::Array(vec![seconds(at), toml::Value::Float(f)]));
+        let mut table = toml::Table::new();
+        table.insert("points".into(), toml::Value::Array(points.collect()));
+        sets.push(Override::new(&key, toml::Value::Table(table), origin));
+    }
+    let length = duration.unwrap_or(sc.duration).saturating_sub(t.shift_ns);
+    (Some(length), sets)
 }
 
 /// True when two tables are the same, key for key in the same order (the order of a

@@ -421,6 +421,9 @@ pub struct RawTipping {
     /// How long a triggered run may take to recover after the last trigger ends: later
     /// (or never) counts as collapsed.
     pub recover_within: Option<Dur>,
+    /// The least time a sweep run simulates before its first trigger: the run's events
+    /// move earlier by whole periods of every clock the scenario keeps.
+    pub warmup: Option<Dur>,
     /// What axes and tables call the swept parameter instead of its key path.
     pub label: Option<String>,
     /// The unit of its values on axes and tables (not for durations: seconds).

@@ -103,6 +103,21 @@ impl Config {
     pub fn client_classes(&self) -> &[ClassCfg] {
         &self.classes[..self.clients]
     }
+
+    /// Every profile that changes a rate over time, with the key that sets it: each
+    /// client class's load (`class.NAME.profile`) and each pool's sync growth
+    /// (`pool.NAME.sync.growth`).
+    pub fn profiles(&self) -> impl Iterator<Item = (String, &Profile)> {
+        let loads = self
+            .client_classes()
+            .iter()
+            .map(|c| (format!("class.{}.profile", c.name), &c.profile));
+        let growth = self.pools.iter().filter_map(|p| {
+            let s = p.sync.as_ref()?;
+            Some((format!("pool.{}.sync.growth", p.name), &s.growth))
+        });
+        loads.chain(growth)
+    }
 }
 
 /// A call that the jobs of a pool make while holding their worker. Its timeout, retry
@@ -214,6 +229,23 @@ impl Profile {
             .iter()
             .map(|p| p.1)
             .fold(if self.points.is_empty() { 1.0 } else { 0.0 }, f64::max)
+    }
+
+    /// The profile of a run that starts `shift` later in this one's time (`tipping.warmup`):
+    /// its factor at `t` is this one's at `t + shift`, exactly. A repeating profile keeps
+    /// its points (a warm-up shifts by whole periods of it).
+    pub fn shifted(&self, shift: SimTime) -> Profile {
+        if self.every.is_some() || self.points.is_empty() || shift == 0 {
+            return self.clone();
+        }
+        let later = self.points.iter().filter(|p| p.0 > shift);
+        let points = std::iter::once((0, self.factor(shift)))
+            .chain(later.map(|&(t, f)| (t - shift, f)))
+            .collect();
+        Profile {
+            points,
+            every: None,
+        }
     }
 
     /// True for the constant profile.

@@ -26,6 +26,8 @@ fn gauge(measure: Measure, health: Health, window_s: u64, end_s: u64) -> Gauge {
         window_start_ns: window_s * 1_000_000_000,
         trigger_end_ns: window_s * 1_000_000_000,
         recover_within_ns: None,
+        shift_ns: 0,
+        step_ns: 1_000_000_000,
         method: Method::Grid,
         tolerance: None,
     };

@@ -148,3 +148,129 @@ fn tables_are_the_same_in_order_and_to_the_bit() {
     assert!(!same(&t("x = 0.0"), &t("x = -0.0")));
     assert!(same(&t("x = nan"), &t("x = nan")));
 }
+
+/// A scenario with a warm-up: the trigger at 300 s, another event at 280 s, a load that
+/// ramps without repeating, another that repeats every 6 s, rows of 4 s.
+const WARM: &str = r#"
+duration = "600s"
+[metrics]
+step = "4s"
+[class.request]
+rate = 50
+profile = { points = [["0s", 0.5], ["100s", 1.0], ["500s", 0.8]] }
+steps = [{ query = "api" }]
+[class.tick]
+rate = 5
+profile = { points = [["0s", 1.0], ["3s", 0.5]], every = "6s" }
+steps = [{ query = "api" }]
+[pool.api]
+workers = 8
+service = { law = "exp", mean = "10ms" }
+[event.slow]
+kind = "slowdown"
+pool = "api"
+factor = 4
+at = "300s"
+for = "10s"
+[event.before]
+kind = "slowdown"
+pool = "api"
+factor = 2
+at = "280s"
+for = "5s"
+enabled = false
+[tipping]
+vary = "class.request.rate"
+from = 20
+to = 100
+points = 3
+trigger = ["slow"]
+settle = "20s"
+measure = "goodput_ratio.request"
+healthy_above = 0.9
+seeds = 2
+warmup = "30s"
+"#;
+
+/// `tipping.warmup` (issue 27): every sweep run holds every event earlier by the same
+/// shift, a whole number of the scenario's clocks (rows of 4 s, a load repeating every
+/// 6 s: 12 s), as far as leaves at least the warm-up before the trigger (300 - 30 = 270
+/// -> 264); it is that much shorter, keeps its row length, and its ramping load is the
+/// file's at the same time from the trigger. Both branches alike (they fork at the
+/// trigger). Without `warmup` nothing moves.
+#[test]
+fn a_warm_up_moves_events_and_a_ramping_load_earlier_by_whole_clock_periods() {
+    let s_ = 1_000_000_000;
+    let file = Loader::from_text("w.toml", "w", WARM.into()).unwrap();
+    let whole = file.load(None, &[]).unwrap();
+    let base = Variants::default();
+    let sweep = Sweep::prepare(file, Kind::Tipping, &base, vec![]).unwrap();
+    for branch in [Branch::Baseline, Branch::Triggered] {
+        let run = sweep.scenario_at(0, [60.0, 0.0], branch).unwrap();
+        let at = |sc: &Scenario, name: &str| {
+            let e = sc.config.triggers.iter().find(|e| e.name == name).unwrap();
+            e.at_ns
+        };
+        assert_eq!(at(&run, "slow"), 36 * s_);
+        assert_eq!(at(&run, "before"), 16 * s_);
+        assert_eq!(run.duration, 336 * s_);
+        assert_eq!(run.window, 4 * s_);
+        let (t, w) = (
+            run.tipping.as_ref().unwrap(),
+            whole.tipping.as_ref().unwrap(),
+        );
+        assert_eq!(t.window_start_ns, w.window_start_ns - 264 * s_);
+        assert_eq!(t.shift_ns, 0, "a shifted run shifts no further");
+        let (ramp, file_ramp) = (
+            &run.config.classes[0].profile,
+            &whole.config.classes[0].profile,
+        );
+        for k in 0..=336 {
+            let x = k * s_;
+            assert!(
+                (ramp.factor(x) - file_ramp.factor(x + 264 * s_)).abs() < 1e-12,
+                "{k} s"
+            );
+        }
+        assert_eq!(
+            run.config.classes[1].profile,
+            whole.config.classes[1].profile
+        );
+    }
+    // Without a warm-up, the file's times.
+    let file = Loader::from_text("w.toml", "w", WARM.replace("warmup = \"30s\"", "")).unwrap();
+    let sweep = Sweep::prepare(file, Kind::Tipping, &base, vec![]).unwrap();
+    let run = sweep
+        .scenario_at(0, [60.0, 0.0], Branch::Triggered)
+        .unwrap();
+    assert_eq!(run.duration, 600 * s_);
+    assert_eq!(run.config.triggers[0].at_ns, 300 * s_);
+}
+
+/// A warm-up that would start runs after an event, or one the sweep cannot hold (it
+/// varies an event's start), is refused, naming `tipping.warmup`.
+#[test]
+fn a_warm_up_that_cannot_hold_is_refused() {
+    let refused = |text: String, says: &str| {
+        let e = Loader::from_text("w.toml", "w", text)
+            .unwrap()
+            .load(None, &[])
+            .unwrap_err();
+        let e = e.to_string();
+        assert!(e.contains("tipping.warmup") && e.contains(says), "{e}");
+    };
+    refused(
+        WARM.replace("warmup = \"30s\"", "warmup = \"5s\""),
+        "event `before` starts at 280 s",
+    );
+    refused(
+        WARM.replace(
+            "vary = \"class.request.rate\"\nfrom = 20\nto = 100",
+            "vary = \"event.before.at\"\nfrom = \"270s\"\nto = \"290s\"",
+        ),
+        "varies `event.before.at`",
+    );
+    // A warm-up as long as the time before the trigger moves nothing.
+    let l = Loader::from_text("w.toml", "w", WARM.replace("\"30s\"", "\"300s\"")).unwrap();
+    assert_eq!(l.load(None, &[]).unwrap().tipping.unwrap().shift_ns, 0);
+}

@@ -239,6 +239,14 @@ pub struct Tipping {
     /// trigger ends counts as collapsed. The run is then at least
     /// [`RECOVERY_HORIZONS`] times this past the trigger's end.
     pub recover_within_ns: Option<SimTime>,
+    /// How much earlier a sweep run holds every event than the file does (`warmup`; 0
+    /// without it): the first trigger then starts at least `warmup` into the run, and the
+    /// run is that much shorter. A whole number of periods of every clock that runs from
+    /// the start of a run, so the trigger meets each at the phase it meets in the file.
+    pub shift_ns: SimTime,
+    /// The metrics step of a sweep run (the file's, or its default for the sweep's run
+    /// length): a shifted run keeps it, whatever its own length would make the default.
+    pub step_ns: SimTime,
     pub method: Method,
     /// The adaptive search's tolerance in the axis's values (seconds for durations);
     /// `None`: [`DEFAULT_TOLERANCE`] of each variant's operating point.
