@@ -1,7 +1,7 @@
 //! The calibrated example `web-api.toml`: service laws fitted from the bundled telemetry
 //! files (`scenarios/data/`), a calibration against the bundled observed file, and the
 //! story its description tells: at the 600/s peak a Redis failover (a full flush) heals;
-//! well past the tipping point (~2,330/s) it sticks through the clients' retries, and the
+//! well past the tipping point (~2,320/s) it sticks through the clients' retries, and the
 //! designs that cut the loop (no retries, twice the connections, dropping expired work)
 //! heal at that load.
 
@@ -13,7 +13,7 @@ use brink::scenario::{Loader, Override};
 const BEFORE: (f64, f64) = (10.0, 60.0);
 /// The last minute: two minutes after the failover.
 const LAST: (f64, f64) = (180.0, 240.0);
-/// A load well past the base's tipping point (2,330/s) and below the overload point.
+/// A load well past the base's tipping point (2,320/s) and below the overload point.
 const HIGH: f64 = 2700.0;
 
 /// A run at `rate` as `brink tipping` probes it: the cache's keyspace stays the one its
