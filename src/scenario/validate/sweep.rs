@@ -300,41 +300,23 @@ fn shift(
             );
         }
     }
-    let mut clocks: Vec<(String, SimTime)> = vec![("metrics.step".into(), step)];
-    // A profile that repeats is a clock; one that does not moves with the events.
-    for (key, profile) in config.profiles() {
-        if let (false, Some(every)) = (profile.is_constant(), profile.every) {
-            clocks.push((format!("{key}.every"), every));
-        }
+    // The periods of the clocks that run from the start of a run. A profile that repeats
+    // is one; one that does not moves with the events.
+    let mut clocks: Vec<SimTime> = vec![step];
+    for (_, profile) in config.profiles() {
+        clocks.extend(profile.every.filter(|_| !profile.is_constant()));
     }
     for p in &config.pools {
-        let key = |k: &str| format!("pool.{}.{k}", p.name);
-        clocks.extend(
-            p.client
-                .as_ref()
-                .map(|c| (key("client.refresh"), c.refresh_ns)),
-        );
-        clocks.extend(
-            p.autoscale
-                .as_ref()
-                .map(|a| (key("autoscale.every"), a.every_ns)),
-        );
-        clocks.extend(
-            p.health_check
-                .as_ref()
-                .map(|h| (key("health_check.every"), h.every_ns)),
-        );
-        clocks.extend(
-            p.sync
-                .as_ref()
-                .and_then(|s| Some((key("sync.every"), s.every_ns?))),
-        );
+        clocks.extend(p.client.as_ref().map(|c| c.refresh_ns));
+        clocks.extend(p.autoscale.as_ref().map(|a| a.every_ns));
+        clocks.extend(p.health_check.as_ref().map(|h| h.every_ns));
+        clocks.extend(p.sync.as_ref().and_then(|s| s.every_ns));
     }
     // The shortest shift that keeps every clock's phase (a period too long to keep: none).
-    let period = clocks.iter().try_fold(1, |l: SimTime, (_, p)| {
-        let g = gcd(l, *p);
-        (l / g).checked_mul(*p)
-    });
+    let period = clocks
+        .iter()
+        .filter(|&&p| p > 0)
+        .try_fold(1, |l: SimTime, &p| (l / gcd(l, p)).checked_mul(p));
     let first = config
         .triggers
         .iter()
