@@ -18,7 +18,7 @@ use crate::report::phase::PhaseMap;
 use crate::report::sweep_result::{self, SweepReport};
 use crate::report::{phase_plot, sweep_plot};
 use crate::scenario::sweep::{Axis, AxisUnit, Health, Measure, Method, Tipping};
-use crate::scenario::{self, Loader, Override, Scenario, ScenarioError};
+use crate::scenario::{Loader, Override, Scenario, ScenarioError};
 use crate::stats::plan::{AxisPlan, Bound, Branch, CollapseTime, Kind, Plan, Run, VariantPlan};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -29,9 +29,11 @@ mod built;
 mod runs;
 #[cfg(test)]
 mod tests;
+mod warm;
 
 use built::Built;
 use runs::in_pool;
+use warm::{seconds, warm_start};
 
 /// The name of the scenario as written, among variants.
 pub const BASE: &str = "base";
@@ -503,49 +505,6 @@ pub fn measure_window(
 ) -> Result<Option<f64>, String> {
     let gauge = Gauge::of(m, Health::Above(0.0), &r.series.columns, start, end)?;
     Ok(gauge.measure(&r.series.rows, end))
-}
-
-/// A duration as an override's value.
-fn seconds(ns: SimTime) -> toml::Value {
-    toml::Value::String(scenario::sweep::format_seconds(ns_to_secs(ns)))
-}
-
-/// The run length a variant's sweep runs get (`tipping.duration`, else the scenario's
-/// when a warm-up shortens it) and the overrides that move its events earlier by the
-/// warm-up's shift (`Tipping::shift_ns`, validated: no event starts before it), keeping
-/// the metrics step the sweep's run length gives. No shift: the length of `duration` and
-/// no overrides, as before `warmup`.
-fn warm_start(sc: &Scenario, duration: Option<SimTime>) -> (Option<SimTime>, Vec<Override>) {
-    let Some(t) = sc.tipping.as_ref().filter(|t| t.shift_ns > 0) else {
-        return (duration, Vec::new());
-    };
-    let origin = "[tipping] warmup";
-    let mut sets: Vec<Override> = sc
-        .config
-        .triggers
-        .iter()
-        .map(|e| {
-            let at = seconds(e.at_ns - t.shift_ns);
-            Override::new(&format!("event.{}.at", e.name), at, origin)
-        })
-        .collect();
-    sets.push(Override::new("metrics.step", seconds(t.step_ns), origin));
-    // A load that changes over time without repeating moves with the events.
-    for (key, profile) in sc.config.profiles() {
-        if profile.is_constant() || profile.every.is_some() {
-            continue;
-        }
-        let shifted = profile.shifted(t.shift_ns);
-        let points = shifted
-            .points
-            .iter()
-            .map(|&(at, f)| toml::Value::Array(vec![seconds(at), toml::Value::Float(f)]));
-        let mut table = toml::Table::new();
-        table.insert("points".into(), toml::Value::Array(points.collect()));
-        sets.push(Override::new(&key, toml::Value::Table(table), origin));
-    }
-    let length = duration.unwrap_or(sc.duration).saturating_sub(t.shift_ns);
-    (Some(length), sets)
 }
 
 /// True when two tables are the same, key for key in the same order (the order of a

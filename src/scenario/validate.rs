@@ -21,6 +21,7 @@ mod structure;
 mod sweep;
 mod sync;
 mod trigger;
+mod warmup;
 
 use super::raw::RawScenario;
 use super::spec::Config;
