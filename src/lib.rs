@@ -51,8 +51,8 @@
 //! events. A class's arrival ([`model::workload`]) is offered to [`model::lifecycle`]:
 //! admission by its rate limit, then an attempt. The lifecycle is a state machine: each
 //! handler returns what happens next and [`model::Simulation`]'s `advance` applies it.
-//! A step's query ([`model::query`]) draws its keys, looks them up in a [`model::cache`],
-//! fans out into parts and routes each to a server of a [`model::pool`];
+//! A step draws its keys ([`model::keys`]) and looks them up in a [`model::cache`]; its
+//! query ([`model::query`]) fans out into parts and routes each to a server of a [`model::pool`];
 //! [`model::service`] queues and serves the job and reports back. A failed query or
 //! attempt asks [`model::retry::decide`] whether to try again. [`model::triggers`] start
 //! and end disturbances; [`model::interventions`] change parameters mid-run;

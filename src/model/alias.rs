@@ -23,6 +23,25 @@ impl Alias {
         Self::new(&w)
     }
 
+    /// [`Alias::zipf`], one table per (n, s) for the whole process while any run holds
+    /// it: runs side by side read one table, so the processor's caches hold one copy.
+    pub fn zipf_shared(n: u32, s: f64) -> std::sync::Arc<Self> {
+        use std::sync::{Arc, Mutex, Weak};
+        static TABLES: Mutex<Vec<(u32, u64, Weak<Alias>)>> = Mutex::new(Vec::new());
+        let mut tables = TABLES.lock().unwrap_or_else(|e| e.into_inner());
+        tables.retain(|(_, _, t)| t.strong_count() > 0);
+        if let Some(t) = tables
+            .iter()
+            .find(|(m, b, _)| *m == n && *b == s.to_bits())
+            .and_then(|(_, _, t)| t.upgrade())
+        {
+            return t;
+        }
+        let t = Arc::new(Self::zipf(n, s));
+        tables.push((n, s.to_bits(), Arc::downgrade(&t)));
+        t
+    }
+
     /// The law with weights `w` (not all zero, none negative).
     pub fn new(w: &[f64]) -> Self {
         let n = w.len();

@@ -146,6 +146,12 @@ fn distinct_pair(rng: &mut Rng, n: u32) -> (u32, u32) {
 #[inline]
 pub fn uniform_up(rng: &mut Rng, n: u32, up: impl Fn(u32) -> bool) -> Option<u32> {
     let n_up = (0..n).filter(|&i| up(i)).count() as u32;
+    uniform_up_of(rng, n, n_up, up)
+}
+
+/// [`uniform_up`] with the number of up candidates (`n_up`) already counted.
+#[inline]
+pub fn uniform_up_of(rng: &mut Rng, n: u32, n_up: u32, up: impl Fn(u32) -> bool) -> Option<u32> {
     if n_up == 0 {
         return None;
     }

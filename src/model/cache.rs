@@ -151,7 +151,7 @@ impl CacheState {
             ring,
             live: None,
             key,
-            zipf: cfg.zipf.map(|s| Arc::new(Alias::zipf(cfg.keys, s))),
+            zipf: cfg.zipf.map(|s| Alias::zipf_shared(cfg.keys, s)),
             keys: cfg.keys,
             ttl: cfg.ttl_ns,
             slide: cfg.ttl_refresh == TtlRefresh::OnHit,

@@ -1,7 +1,8 @@
 //! Server pools: shards x (1 primary + replicas) servers, each with workers and a bounded
 //! queue; service-time laws, contention, slowdowns and outages; time-weighted statistics.
 
-use super::balance::{Balancer, Candidate, uniform_up};
+use super::balance::{Balancer, Candidate, uniform_up, uniform_up_of};
+use super::keys::UpMemo;
 use crate::engine::Rng;
 use crate::engine::time::{SimTime, ns_from_f64};
 use crate::scenario::{Balance, Discipline, PoolCfg, ReadPref};
@@ -122,6 +123,7 @@ impl KeyRoute {
         read: ReadPref,
         latency_threshold_ns: SimTime,
         balance: Balance,
+        memo: &mut UpMemo,
     ) -> u32 {
         match self {
             KeyRoute::Base(per) => shard * per,
@@ -131,7 +133,10 @@ impl KeyRoute {
             KeyRoute::Up { per, first, n } => {
                 let base = shard * per;
                 let up = |i: u32| pool.servers[(base + first + i) as usize].routable();
-                uniform_up(&mut pool.rng, n, up).map_or(base, |i| base + first + i)
+                // Which of a shard's servers the view holds up is the same for all of a
+                // query's keys: counted at the shard's first key, not at each.
+                let n_up = memo.n_up(shard, || (0..n).filter(|&i| up(i)).count() as u32);
+                uniform_up_of(&mut pool.rng, n, n_up, up).map_or(base, |i| base + first + i)
             }
             KeyRoute::Pick => pool.pick(shard, read, latency_threshold_ns, balance),
         }

@@ -4,11 +4,11 @@
 
 use super::cache::CacheState;
 use super::event::Event;
+use super::keys::KeyScratch;
 use super::metrics::RunResult;
 use super::pool::{Job, PoolState};
 use super::population::Population;
 use super::protocol::Next;
-use super::query::KeyScratch;
 use super::request::Request;
 use super::sampling::Sampler;
 use super::slab::Slab;
