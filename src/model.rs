@@ -15,10 +15,10 @@
 //!    attempts, query attempts) are decided by one function, [`retry::decide`]. What a
 //!    handler returns ([`protocol`]'s `Next`) is plain data below every concept file; an
 //!    attempt's and a query's timeouts are armed and fire in [`timeouts`].
-//! 4. [`keys`] draws a step's keys (once a step: a retry reuses the draw) and looks them
-//!    up in its [`cache`]; [`query`] sends the step's query: its fan-out into parts,
-//!    routing (a shard and a server of it, by the pool's [`balance`] policy and the step's
-//!    read preference), and completion (all-or-nothing or partial).
+//! 4. [`keys`] draws a step's keys (a retry of a step without a cache reuses the draw)
+//!    and looks them up in its [`cache`]; [`query`] sends the step's query: its fan-out
+//!    into parts, routing (a shard and a server of it, by the pool's [`balance`] policy
+//!    and the step's read preference), and completion (all-or-nothing or partial).
 //! 5. [`service`] is what a [`pool`] does with a part (a job): queue, discipline, service,
 //!    expiry, crash; the answer goes back to the query, then the lifecycle. A pool may
 //!    shed load ([`shedding`]) or add and remove servers on a signal ([`autoscale`]); a

@@ -21,11 +21,6 @@ use rand_distr::{Distribution, Geometric, Poisson};
 pub(super) struct KeyScratch {
     /// Keys of each request's current step, by request slot.
     by_req: Vec<Vec<u32>>,
-    /// By request slot: the draw of keys without a cache that its key list holds (the
-    /// request's serial, class and step: [`drawn_tag`]), `u64::MAX` for none.
-    drawn: Vec<u64>,
-    /// By request slot: a cache step's keys as drawn, before its lookups keep the misses.
-    full: Vec<Vec<u32>>,
     /// (server, keys) of the parts of the query being sent.
     pub(super) parts: Vec<(u32, u32)>,
     /// By server: its part's index in `parts` while a query is grouped (`u32::MAX`: none
@@ -48,8 +43,6 @@ impl KeyScratch {
     pub(super) fn new(salt: u64) -> Self {
         Self {
             by_req: Vec::new(),
-            drawn: Vec::new(),
-            full: Vec::new(),
             parts: Vec::new(),
             part_of: Vec::new(),
             due: Vec::new(),
@@ -142,13 +135,6 @@ impl UpMemo {
     }
 }
 
-/// Which draw of a step's keys a request's key list holds: its serial (unique in a run),
-/// class and step, which are all the draw depends on.
-#[inline(always)]
-fn drawn_tag(key_seed: u32, class: usize, step: usize) -> u64 {
-    key_seed as u64 | (class as u64 & 0xffff) << 32 | (step as u64 & 0xffff) << 48
-}
-
 /// The shard a key routes to: a hash of the key modulo the pool's shards.
 #[inline(always)]
 pub(super) fn shard_of_key(key: u32, shards: u32) -> u32 {
@@ -168,50 +154,37 @@ impl Simulation<'_> {
         let slot = r as usize;
         if self.keys.by_req.len() <= slot {
             self.keys.by_req.resize_with(slot + 1, Vec::new);
-            self.keys.drawn.resize(slot + 1, u64::MAX);
         }
-        // A retry draws the keys it drew before (the generator's seed is the same): the
-        // draw is kept and reused. A step without a cache keeps it as its key list; a cache
-        // step, whose list keeps only what it queries, keeps it beside (`full`).
-        let tag = drawn_tag(self.reqs[r].key_seed, c, step);
-        let again = self.keys.reuse && tag != u64::MAX && self.keys.drawn[slot] == tag;
-        self.keys.drawn[slot] = tag;
-        if again && st.cache.is_none() {
-            self.reqs[r].covered = self.keys.by_req[slot].len() as u32;
-            return Next::Query;
+        // A retry draws the keys it drew before (the generator is seeded by the request
+        // and the step). Without a cache the key list is that draw, kept whole: a retry
+        // reuses it (`Request::drawn` says which step's it is). A cache step's list keeps
+        // only its misses, so it draws again (cheap, and its lookups must run again).
+        let drawn = (step as u16).wrapping_add(1);
+        let req = &mut self.reqs[r];
+        if st.cache.is_none() {
+            if self.keys.reuse && drawn != 0 && req.drawn == drawn {
+                req.covered = self.keys.by_req[slot].len() as u32;
+                return Next::Query;
+            }
+            req.drawn = drawn;
+        } else {
+            req.drawn = 0;
         }
+        let mut rng = <Rng as rand::SeedableRng>::seed_from_u64(
+            mix(self.reqs[r].key_seed as u64 ^ self.keys.salt) ^ ((step as u64) << 56),
+        );
+        let k = draw_count(st.keys, &mut rng);
         let KeyScratch {
-            by_req,
-            full,
-            due,
-            bits,
-            salt,
-            ..
+            by_req, due, bits, ..
         } = &mut self.keys;
         let keys = &mut by_req[slot];
         keys.clear();
-        let draw = || {
-            let mut rng = <Rng as rand::SeedableRng>::seed_from_u64(
-                mix(self.reqs[r].key_seed as u64 ^ *salt) ^ ((step as u64) << 56),
-            );
-            (draw_count(st.keys, &mut rng), rng)
-        };
         match st.cache {
             Some(ci) => {
                 let cache = &mut self.caches[ci];
                 // All keys drawn first, their records asked for, then looked up in order:
                 // the lookups' cache misses overlap instead of following one another.
-                if full.len() <= slot {
-                    full.resize_with(slot + 1, Vec::new);
-                }
-                if again {
-                    keys.extend_from_slice(&full[slot]);
-                    keys.iter().for_each(|&key| cache.prefetch(key));
-                } else {
-                    let (k, mut rng) = draw();
-                    cache.draw_keys(&mut rng, k, bits, keys);
-                    full[slot].clone_from(keys);
-                }
+                cache.draw_keys(&mut rng, k, bits, keys);
                 let (mut misses, mut kept) = (0, 0);
                 let refreshes = cache.refreshes();
                 for i in 0..keys.len() {
@@ -246,7 +219,6 @@ impl Simulation<'_> {
                 }
             }
             None => {
-                let (k, mut rng) = draw();
                 if st.query.fanout == Fanout::Keys {
                     // Without a cache a key is only where it goes: its shard is kept, found
                     // once for every attempt ([`shard_of_key`]; `send_parts` reads it).

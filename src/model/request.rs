@@ -8,7 +8,7 @@ use crate::engine::time::SimTime;
 /// scheduled them; a stale event (an earlier attempt's timeout, a job whose caller gave up)
 /// carries an old token and is ignored.
 ///
-/// 56 bytes, aligned to a cache line: with many requests in flight a job's end reads its
+/// 58 bytes, aligned to a cache line: with many requests in flight a job's end reads its
 /// request from far away in memory, and a record that straddled two lines (as a 72-byte one
 /// mostly did) cost two misses instead of one. What only a retry reads lives in a side
 /// table ([`Sleeps`]).
@@ -46,6 +46,9 @@ pub struct Request {
     /// burst's request).
     pub parent: u32,
     pub parent_token: u32,
+    /// 1 + the step whose draw of keys without a cache the request's key list holds (a
+    /// retry reuses it: [`super::keys`]); 0 for none.
+    pub drawn: u16,
 }
 
 /// The level of a backoff sleep in [`Sleeps`]: a request's attempts.
