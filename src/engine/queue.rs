@@ -17,14 +17,16 @@
 //! keeps it from switching back and forth) and frees the radix heap's storage. Both orders are
 //! exact on the key `time << 64 | seq`, so the representation never changes a run.
 //!
-//! Timers (`schedule_timer`: a timeout, which usually goes stale before it is due) go to a
-//! few lanes instead: FIFO runs of non-decreasing keys. A timeout armed a constant delay
-//! after the clock is later than the one armed before it, so one lane holds all of a
-//! delay's timers in order, and they are never sifted or refiled; a pop takes the smallest
-//! of the heap's top and the lanes' heads. In a service with a 1 s client timeout at 1,500
-//! requests/s, the 1,500 pending timeouts would otherwise keep the radix heap in use and
-//! be refiled at every base move. A timer that fits no lane (earlier than every lane's last)
-//! goes to the heap. The keys come from the one sequence, so the order is exact either way.
+//! Timers (`schedule_timer`: a timeout, which usually goes stale before it is due; a
+//! retry's backoff; a hedge's delay) go to a few lanes instead: FIFO runs of non-decreasing
+//! keys. A timer armed a constant delay after the clock is later than the one armed before
+//! it, so one lane holds all of a delay's timers in order, and they are never sifted or
+//! refiled; a pop takes the smallest of the heap's top and the lanes' heads. In a service
+//! with a 1 s client timeout at 1,500 requests/s, the 1,500 pending timeouts would otherwise
+//! keep the radix heap in use and be refiled at every base move; in web-api's retry storm
+//! the sleepers of its two backoff delays held 400-600 events in the heap. A timer that fits
+//! no lane (earlier than every lane's last: a jittered backoff, say) goes to the heap. The
+//! keys come from the one sequence, so the order is exact either way.
 //!
 //! With the radix heap in use, it hands over its earliest events eight at a time (which
 //! moves its base to the last one's time) into a short run, and `pop` or `peek` moves the

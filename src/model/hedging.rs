@@ -74,10 +74,17 @@ impl Simulation<'_> {
                 .map_or(SimTime::MAX, |t| t.delay),
         };
         if delay != SimTime::MAX {
-            self.queue.schedule(
+            let (at, ev) = (
                 self.now.saturating_add(delay),
                 Event::Hedge { req: r, token },
             );
+            // A fixed delay is a timer (usually stale by then: the query answered), in a
+            // lane in order; a percentile's moves with the latencies: the heap.
+            if matches!(h, HedgeCfg::After(_)) {
+                self.queue.schedule_timer(at, ev);
+            } else {
+                self.queue.schedule(at, ev);
+            }
         }
     }
 

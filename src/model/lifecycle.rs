@@ -25,7 +25,7 @@ use super::request::{QUERY_LEVEL, REQUEST_LEVEL, Request, level_of};
 use super::retry::{self, Decision};
 use super::simulation::Simulation;
 use crate::engine::time::SimTime;
-use crate::scenario::Failure;
+use crate::scenario::{Failure, Jitter, RetryCfg};
 
 impl Simulation<'_> {
     /// A new request of class `c` is offered: admission, then its first attempt.
@@ -219,13 +219,25 @@ impl Simulation<'_> {
             self.now,
         ) {
             Decision::RetryAfter(delay) => {
-                self.queue.schedule(
-                    self.now.saturating_add(delay),
-                    Event::QueryStart { req: r, token },
-                );
+                let at = self.now.saturating_add(delay);
+                self.schedule_backoff(&policy, at, Event::QueryStart { req: r, token });
                 Next::Wait
             }
             Decision::GiveUp => Next::AttemptFailed(why),
+        }
+    }
+
+    /// Schedules a retry at `at`, after its backoff. Without jitter a backoff is a constant
+    /// delay per attempt, so its sleepers go to a timer's lane in order
+    /// ([`crate::engine::EventQueue::schedule_timer`]: in a retry storm they would fill the
+    /// heap); a jittered backoff goes to the heap, as it would fill the lanes out of order.
+    /// Either way the events pop in the same order.
+    #[inline(always)]
+    fn schedule_backoff(&mut self, policy: &RetryCfg, at: SimTime, ev: Event) {
+        if policy.jitter == Jitter::None {
+            self.queue.schedule_timer(at, ev);
+        } else {
+            self.queue.schedule(at, ev);
         }
     }
 
@@ -262,13 +274,12 @@ impl Simulation<'_> {
             self.now,
         ) {
             Decision::RetryAfter(delay) => {
-                self.queue.schedule(
-                    self.now.saturating_add(delay),
-                    Event::AttemptStart {
-                        req: r,
-                        token: a_token,
-                    },
-                );
+                let at = self.now.saturating_add(delay);
+                let ev = Event::AttemptStart {
+                    req: r,
+                    token: a_token,
+                };
+                self.schedule_backoff(&policy, at, ev);
                 Next::Wait
             }
             Decision::GiveUp => Next::Done(false),
