@@ -34,6 +34,11 @@ impl Simulation<'_> {
 
     fn put_in_force(&mut self, iv: &Intervention) {
         let old = std::mem::replace(&mut self.cfg, iv.config.clone());
+        // A draw of keys kept for a retry (`Request::drawn`) was made for the old
+        // configuration (its key count, fan-out and pool's shards): retries draw again.
+        for req in self.reqs.slots_mut() {
+            req.drawn = 0;
+        }
         for c in 0..self.classes.len() {
             let changed_rate = {
                 let (o, n) = (&old.classes[c], &self.cfg.classes[c]);

@@ -56,6 +56,12 @@ impl<T> Slab<T> {
         self.live
     }
 
+    /// Every record, in slot order, free slots' too (a free slot's record is overwritten
+    /// when it is reused): for a change that must reach every record in use, rarely.
+    pub fn slots_mut(&mut self) -> impl Iterator<Item = &mut T> {
+        self.slots.iter_mut()
+    }
+
     /// The records in use, in slot order.
     pub fn iter_live(&self) -> impl Iterator<Item = &T> {
         let mut is_free = vec![false; self.slots.len()];

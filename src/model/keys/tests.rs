@@ -66,3 +66,61 @@ fn reusing_a_retrys_draw_of_keys_changes_no_byte() {
         );
     }
 }
+
+/// A file whose pipelined reads (keys without a cache, retried: both pools are overloaded)
+/// change mid-run: at 30 s an intervention widens the pipeline and moves it to a pool of
+/// one shard.
+const CHANGING: &str = r#"
+duration = "60s"
+seed = 3
+[class.read]
+rate = 400
+timeout = "50ms"
+retry = { max_attempts = 4, backoff = "constant", base = "5ms" }
+[[class.read.steps]]
+query = "kv"
+keys = 8
+fanout = "keys"
+cost = 1
+cost_per_key = 1
+[pool.kv]
+shards = 4
+workers = 1
+service = { law = "exp", mean = "1ms" }
+[pool.small]
+shards = 1
+workers = 1
+service = { law = "exp", mean = "300us" }
+[[at]]
+time = "30s"
+label = "wider pipelines, to the one-shard pool"
+set = { "class.read.steps.0.keys" = 20, "class.read.steps.0.query" = "small" }
+"#;
+
+#[test]
+fn a_draw_kept_from_before_an_intervention_is_drawn_again() {
+    // A retry straddling the change must draw the keys the new configuration asks for (and
+    // route them over the new pool's shards), as a run that never reuses a draw does.
+    let loader = Loader::from_text("changing.toml", "changing", CHANGING.into()).unwrap();
+    let sc = loader.load_run(None, &[]).unwrap();
+    let result = |reuse: bool| {
+        let mut sim = Simulation::checked(&sc, 1).unwrap();
+        sim.keys.reuse = reuse;
+        let mut r = sim.run().unwrap();
+        r.wall_s = 0.0;
+        let retries: u64 = r
+            .summary
+            .classes
+            .values()
+            .map(|c| c.attempts - c.admitted)
+            .sum();
+        (format!("{r:?}"), retries)
+    };
+    let (reused, retries) = result(true);
+    assert!(retries > 1000, "only {retries} retries");
+    assert_eq!(
+        reused,
+        result(false).0,
+        "a kept draw outlived the intervention"
+    );
+}
