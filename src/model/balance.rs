@@ -145,8 +145,13 @@ fn distinct_pair(rng: &mut Rng, n: u32) -> (u32, u32) {
 /// shard's replicas use it with the pool's stream, as brink always has.
 #[inline]
 pub fn uniform_up(rng: &mut Rng, n: u32, up: impl Fn(u32) -> bool) -> Option<u32> {
-    let n_up = (0..n).filter(|&i| up(i)).count() as u32;
-    uniform_up_of(rng, n, n_up, up)
+    uniform_up_of(rng, n, count_up(n, &up), up)
+}
+
+/// How many of candidates `0..n` are up.
+#[inline]
+pub fn count_up(n: u32, up: impl Fn(u32) -> bool) -> u32 {
+    (0..n).filter(|&i| up(i)).count() as u32
 }
 
 /// [`uniform_up`] with the number of up candidates (`n_up`) already counted.

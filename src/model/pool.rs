@@ -1,7 +1,7 @@
 //! Server pools: shards x (1 primary + replicas) servers, each with workers and a bounded
 //! queue; service-time laws, contention, slowdowns and outages; time-weighted statistics.
 
-use super::balance::{Balancer, Candidate, uniform_up, uniform_up_of};
+use super::balance::{Balancer, Candidate, count_up, uniform_up, uniform_up_of};
 use super::keys::UpMemo;
 use crate::engine::Rng;
 use crate::engine::time::{SimTime, ns_from_f64};
@@ -135,7 +135,7 @@ impl KeyRoute {
                 let up = |i: u32| pool.servers[(base + first + i) as usize].routable();
                 // Which of a shard's servers the view holds up is the same for all of a
                 // query's keys: counted at the shard's first key, not at each.
-                let n_up = memo.n_up(shard, || (0..n).filter(|&i| up(i)).count() as u32);
+                let n_up = memo.n_up(shard, || count_up(n, up));
                 uniform_up_of(&mut pool.rng, n, n_up, up).map_or(base, |i| base + first + i)
             }
             KeyRoute::Pick => pool.pick(shard, read, latency_threshold_ns, balance),
