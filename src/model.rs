@@ -86,6 +86,7 @@ pub mod timeouts;
 pub mod token_bucket;
 pub mod tracing;
 pub mod triggers;
+pub mod witness;
 pub mod workload;
 
 pub use metrics::{RunResult, Summary, TimeSeries};

@@ -14,6 +14,7 @@ use crate::engine::time::{SimTime, ns_to_secs};
 use crate::export;
 use crate::export::shard_json::SearchedVariant;
 use crate::model::RunResult;
+use crate::model::witness::Knob;
 use crate::report::phase::PhaseMap;
 use crate::report::sweep_result::{self, SweepReport};
 use crate::report::{phase_plot, sweep_plot};
@@ -26,6 +27,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 mod built;
+mod kin;
 mod runs;
 #[cfg(test)]
 mod tests;
@@ -51,6 +53,10 @@ pub struct Variants {
 /// repeat, if any ([`Sweep::sources`]).
 type Sources = [Option<(usize, Branch)>; 2];
 
+/// Per branch (baseline, triggered), the earlier variants' branches whose runs a variant's
+/// repeat where those runs never reached the knobs they differ in ([`kin`]).
+type Kin = [Vec<(usize, Branch, Vec<Knob>)>; 2];
+
 /// A sweep ready to run: the plan and how to build each run's scenario.
 pub struct Sweep {
     loader: Loader,
@@ -72,6 +78,11 @@ pub struct Sweep {
     /// Per variant, per branch (baseline, triggered): an earlier variant's branch whose
     /// runs it repeats ([`Sweep::sources`]).
     sources: Vec<Sources>,
+    /// Per variant, per branch: its kin ([`kin`]), for a variant without a source there.
+    kin: Vec<Kin>,
+    /// Per variant: its runs look for what `cancel_expired` would drop, for kin that
+    /// differ from it there ([`crate::scenario::Config::watch`]).
+    watch: Vec<bool>,
     /// The runs simulated so far (a forked pair's two): fewer than the runs returned when
     /// some are read from a source's.
     simulated: AtomicU64,
@@ -211,9 +222,21 @@ impl Sweep {
             plan,
             built: Built::default(),
             sources: Vec::new(),
+            kin: Vec::new(),
+            watch: Vec::new(),
             simulated: AtomicU64::new(0),
         };
-        sweep.sources = sweep.sources()?;
+        let tables = sweep.tables()?;
+        sweep.sources = sweep.sources(&tables);
+        sweep.kin = sweep.kin(&tables, &base.config);
+        sweep.watch = (0..sweep.variants.len())
+            .map(|u| {
+                let cancels = |k: &Knob| matches!(k, Knob::CancelExpired(_));
+                let kin = sweep.kin.iter().flatten().flatten();
+                kin.into_iter()
+                    .any(|(w, _, knobs)| *w == u && knobs.iter().any(cancels))
+            })
+            .collect();
         // Every cell must load (a swept value may be out of range): refuse before running.
         let stride = sweep.plan.seeds as u64 * 2;
         for i in (0..sweep.plan.len()).step_by(stride as usize) {
@@ -248,21 +271,11 @@ impl Sweep {
     /// leave out too, and a variant that switches its trigger off runs the base design's
     /// baseline on both branches. Across branches only without `recover_within` (which
     /// judges a triggered run by its recovery, a baseline run by its measure).
-    fn sources(&self) -> Result<Vec<Sources>, Error> {
+    fn sources(&self, tables: &[[toml::Table; 2]]) -> Vec<Sources> {
         let both = [Branch::Baseline, Branch::Triggered];
-        let tables = (0..self.variants.len())
-            .map(|v| {
-                both.map(|b| {
-                    let sets = self.sets_at(v, None, b);
-                    self.loader.table(self.variants[v].as_deref(), &sets)
-                })
-                .into_iter()
-                .collect::<Result<Vec<_>, _>>()
-            })
-            .collect::<Result<Vec<_>, _>>()?;
         let across = self.plan.recover_within_s.is_none();
         let tolerance = |v: usize| self.plan.variants[v].tolerance.to_bits();
-        Ok((0..tables.len())
+        (0..tables.len())
             .map(|v| {
                 both.map(|b| {
                     (0..v).flat_map(|u| both.map(|c| (u, c))).find(|&(u, c)| {
@@ -272,7 +285,47 @@ impl Sweep {
                     })
                 })
             })
-            .collect())
+            .collect()
+    }
+
+    /// Each variant's table on each branch (its overrides and the sweep's, no swept value).
+    fn tables(&self) -> Result<Vec<[toml::Table; 2]>, Error> {
+        let both = [Branch::Baseline, Branch::Triggered];
+        (0..self.variants.len())
+            .map(|v| {
+                let [b, t] = both.map(|b| {
+                    let sets = self.sets_at(v, None, b);
+                    self.loader.table(self.variants[v].as_deref(), &sets)
+                });
+                Ok([b?, t?])
+            })
+            .collect()
+    }
+
+    /// Per variant and branch without a source: the earlier variants' branches that are
+    /// its kin ([`kin`]), in order, with the knobs they differ in. `cfg` (the base
+    /// design's) names the components.
+    fn kin(&self, tables: &[[toml::Table; 2]], cfg: &crate::scenario::Config) -> Vec<Kin> {
+        let both = [Branch::Baseline, Branch::Triggered];
+        let across = self.plan.recover_within_s.is_none();
+        (0..tables.len())
+            .map(|v| {
+                both.map(|b| {
+                    if self.sources[v][b as usize].is_some() {
+                        return Vec::new();
+                    }
+                    let mine = &tables[v][b as usize];
+                    (0..v)
+                        .flat_map(|u| both.map(|c| (u, c)))
+                        .filter(|&(_, c)| c == b || across)
+                        .filter_map(|(u, c)| {
+                            let knobs = kin::knobs(&tables[u][c as usize], mine, cfg)?;
+                            (!knobs.is_empty()).then_some((u, c, knobs))
+                        })
+                        .collect()
+                })
+            })
+            .collect()
     }
 
     /// The scenario of run `i`: the variant, the user's overrides, then the sweep's own
@@ -304,7 +357,11 @@ impl Sweep {
         branch: Branch,
     ) -> Result<Scenario, ScenarioError> {
         let sets = self.sets_at(variant, Some(value), branch);
-        self.loader.load(self.variants[variant].as_deref(), &sets)
+        let mut sc = self.loader.load(self.variants[variant].as_deref(), &sets)?;
+        if self.watch.get(variant) == Some(&true) {
+            std::sync::Arc::make_mut(&mut sc.config).watch = true;
+        }
+        Ok(sc)
     }
 
     /// The overrides of a run of variant `variant` on `branch`, after the variant's own:

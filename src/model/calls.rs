@@ -59,8 +59,12 @@ impl Simulation<'_> {
         if self.cfg.pools[p].plans[e].is_empty() {
             return Calls::None;
         }
+        let stale = !current || self.jobs[j].deadline <= self.now;
+        if stale && !self.jobs[j].propagated {
+            self.witness.stale[p] = true;
+        }
         let cancels = self.cfg.pools[p].cancel_expired || self.jobs[j].propagated;
-        if cancels && (!current || self.jobs[j].deadline <= self.now) {
+        if cancels && stale {
             self.pools[p].stats.expired += 1;
             return Calls::Expired;
         }

@@ -202,6 +202,7 @@ impl Simulation<'_> {
     /// query, or fail the attempt. Out of line: the healthy path stays small.
     #[inline(never)]
     fn query_failed(&mut self, r: u32, c: usize, why: Failure) -> Next {
+        self.witness.retried[c] = true;
         let step = self.reqs[r].step as usize;
         let token = self.next_token();
         let policy = self.cfg.classes[c].steps[step].query.retry;
@@ -246,6 +247,7 @@ impl Simulation<'_> {
     /// path stays small.
     #[inline(never)]
     fn attempt_failed(&mut self, r: u32, c: usize, why: Failure) -> Next {
+        self.witness.retried[c] = true;
         // A fill this attempt led will not land: its waiters look their keys up again.
         let step = self.reqs[r].step as usize;
         if let Some(ci) = self.cfg.classes[c].steps.get(step).and_then(|s| s.cache)

@@ -262,6 +262,8 @@ pub struct RunResult {
     pub zoom: Option<(f64, f64)>,
     /// The sampled requests' spans, with `--trace-sample` only.
     pub traces: Option<super::tracing::TraceLog>,
+    /// What the run never reached ([`super::witness`]): not in any output file.
+    pub witness: super::witness::Witness,
 }
 
 /// A syncing pool's syncs over the run (`[pool.NAME.sync]`).

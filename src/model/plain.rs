@@ -58,6 +58,7 @@ impl Simulation<'_> {
 /// Whether a configuration uses none of the features the plain instance leaves out.
 pub(super) fn plain_config(cfg: &Config) -> bool {
     !cfg.deadlines
+        && !cfg.watch
         && cfg.classes.iter().all(plain_class)
         && cfg.pools.iter().all(plain_pool)
         && cfg.triggers.iter().all(plain_trigger)

@@ -235,6 +235,9 @@ impl Simulation<'_> {
         keys: u32,
     ) -> Next {
         let ok = failure.is_none();
+        if !ok {
+            self.witness.part_failed[c] = true;
+        }
         let step = self.reqs[r].step as usize;
         let st = &self.cfg.classes[c].steps[step];
         if !P && st.hedge.is_some() {

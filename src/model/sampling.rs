@@ -397,6 +397,7 @@ impl Simulation<'_> {
             wall_s: 0.0,
             zoom: self.sc.zoom.map(|(a, b)| (ns_to_secs(a), ns_to_secs(b))),
             traces: self.trace.take().map(|t| t.into_log(&self.cfg)),
+            witness: std::mem::take(&mut self.witness),
         })
     }
 }

@@ -34,6 +34,7 @@ impl Simulation<'_> {
         if server.down {
             // A connection error at once; a client that refreshes on error learns now.
             pool.stats.failed_fast += 1;
+            self.witness.refused[p] = true;
             if self.cfg.pools[p].client.is_some_and(|c| c.refresh_on_error) {
                 pool.refresh_view();
             }
@@ -238,7 +239,7 @@ impl Simulation<'_> {
         let pc = &self.cfg.pools[p];
         let (base, cancel_expired, shed) = (pc.discipline, pc.cancel_expired, pc.shed);
         let lapses = pc.lease.is_some();
-        let drops = !P && (cancel_expired || pc.drops_propagated || lapses);
+        let drops = !P && (cancel_expired || pc.drops_propagated || lapses || self.cfg.watch);
         let mut discipline = base;
         loop {
             let pool = &mut self.pools[p];
@@ -278,9 +279,11 @@ impl Simulation<'_> {
             }
             if drops {
                 let job = &self.jobs[nj];
-                if (cancel_expired || job.propagated)
-                    && (job.deadline <= self.now || self.reqs[job.req].query_token != job.token)
-                {
+                let stale = job.deadline <= self.now || self.reqs[job.req].query_token != job.token;
+                if stale && !job.propagated {
+                    self.witness.stale[p] = true;
+                }
+                if (cancel_expired || job.propagated) && stale {
                     pool.stats.expired += 1;
                     self.jobs.remove(nj);
                     continue;

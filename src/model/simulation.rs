@@ -87,6 +87,9 @@ pub struct Simulation<'a> {
     /// The loop may take the plain instance of the request path when the run is plain
     /// ([`Simulation::plain`]); tests turn it off to compare the two.
     pub(super) plain_allowed: bool,
+    /// What the run has reached of the moments some knobs are read at
+    /// ([`super::witness`]).
+    pub(super) witness: super::witness::Witness,
 }
 
 pub(super) use super::budget::bytes_of;
@@ -205,6 +208,7 @@ impl<'a> Simulation<'a> {
             trace: None,
             refresh_ahead: cfg.caches.iter().any(|c| c.refresh_ahead.is_some()),
             plain_allowed: true,
+            witness: super::witness::Witness::new(&cfg),
             cfg,
         }
     }

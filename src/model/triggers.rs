@@ -338,6 +338,7 @@ impl Simulation<'_> {
 
     /// Schedules the control plane's look at a cache slot that left the catalog.
     fn detect_later(&mut self, cache: usize, slot: usize, token: u32) {
+        self.witness.left[cache] = true;
         if let Some(d) = self.cfg.caches[cache].detect_after_ns {
             self.queue.schedule(
                 self.now.saturating_add(d),

@@ -85,6 +85,11 @@ pub struct Config {
     /// Some call says `deadline` (either value): the run tracks each request's deadline at
     /// the top and counts the jobs started after it (`started_late`).
     pub deadlines: bool,
+    /// The run looks, at every pool, for work taken up after its caller gave up, even
+    /// where no pool drops it (`cancel_expired`), and records it in its witness
+    /// ([`crate::model::witness`]); off in every run but a sweep's that another variant's
+    /// runs may be read from. It changes no result.
+    pub watch: bool,
 }
 
 /// A class's successful requests slower than a bound, counted per time-series row: with

@@ -169,6 +169,7 @@ pub fn validate(raw: &RawScenario) -> V<(Meta, Config)> {
         caches,
         triggers,
         slow: None,
+        watch: false,
         deadlines: raw
             .pool
             .values()

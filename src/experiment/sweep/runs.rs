@@ -8,12 +8,14 @@ use crate::engine::time::secs_to_ns;
 use crate::experiment::Error;
 use crate::experiment::measure::Gauge;
 use crate::experiment::search::Search;
+use crate::model::witness::Witness;
 use crate::model::{self, RunResult, SimError};
 use crate::scenario::{self, Scenario};
 use crate::stats::plan::{Branch, Point, Run, RunPoint, Trace};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, PoisonError};
 
 impl Sweep {
     /// Runs the given runs on `jobs` threads (0: all cores), calling `tick` after each.
@@ -75,7 +77,9 @@ impl Sweep {
     /// A variant with a source among `variants` (`Sweep::sources`: an earlier variant's
     /// branch whose scenario is its own at every value) searches after it, and a run it
     /// shares with the source's runs (value, seed) is read from them rather than run again:
-    /// the same result, so the same runs whatever else is searched.
+    /// the same result, so the same runs whatever else is searched. So does a variant with
+    /// kin among them (`Sweep::kin`), for a run of theirs whose witness shows it never
+    /// reached a knob they differ in.
     pub fn search_variants(
         &self,
         variants: &[usize],
@@ -83,13 +87,17 @@ impl Sweep {
         tick: &(dyn Fn() + Sync),
         planned: &(dyn Fn(u64) + Sync),
     ) -> Result<Vec<Vec<Run>>, Error> {
-        // The sources that are searched here; a variant searches once they are done.
+        // The sources and kin that are searched here; a variant searches once they are
+        // done.
         let sources = |v: usize| {
+            let kin = self.kin[v].iter().flatten().map(|&(u, c, _)| (u, c));
             self.sources[v]
                 .into_iter()
                 .flatten()
+                .chain(kin)
                 .filter(|(u, _)| variants.contains(u))
         };
+        let seen = Mutex::new(HashMap::new());
         in_pool(jobs, || {
             let mut done: Vec<Option<Vec<Run>>> = vec![None; variants.len()];
             let mut known: HashMap<RunKey, Outcome> = HashMap::new();
@@ -108,13 +116,13 @@ impl Sweep {
                 let runs: Vec<Vec<Run>> = ready
                     .par_iter()
                     .with_max_len(1)
-                    .map(|&i| self.search_one(variants[i], &known, tick, planned))
+                    .map(|&i| self.search_one(variants[i], &known, &seen, tick, planned))
                     .collect::<Result<_, _>>()?;
                 for (i, runs) in ready.into_iter().zip(runs) {
                     for r in &runs {
                         known.insert(
                             key(r.variant, r.value[0], r.seed, r.branch),
-                            (r.measure, r.trace),
+                            Outcome::new(r.measure, r.trace),
                         );
                     }
                     done[i] = Some(runs);
@@ -125,11 +133,14 @@ impl Sweep {
     }
 
     /// The adaptive search of variant `v`: its runs in (value, seed, branch) order. A run
-    /// its source branch has in `known` is taken from there.
+    /// its source branch has in `known` is taken from there, and so is one of its kin's
+    /// whose witness (in `seen`, where the runs it simulates leave theirs) shows it never
+    /// reached the knobs they differ in.
     fn search_one(
         &self,
         v: usize,
         known: &HashMap<RunKey, Outcome>,
+        seen: &Mutex<HashMap<RunKey, Arc<Witness>>>,
         tick: &(dyn Fn() + Sync),
         planned: &(dyn Fn(u64) + Sync),
     ) -> Result<Vec<Run>, Error> {
@@ -144,8 +155,24 @@ impl Sweep {
             planned,
         };
         let found = |x: f64, seed: u32, b: Branch| {
-            let (u, c) = self.sources[v][b as usize]?;
-            known.get(&key(u, x, seed, c)).copied()
+            if let Some((u, c)) = self.sources[v][b as usize] {
+                return known.get(&key(u, x, seed, c)).cloned();
+            }
+            let seen = seen.lock().unwrap_or_else(PoisonError::into_inner);
+            self.kin[v][b as usize].iter().find_map(|(u, c, knobs)| {
+                let k = key(*u, x, seed, *c);
+                let w = seen.get(&k)?;
+                knobs
+                    .iter()
+                    .all(|&n| w.untouched(n))
+                    .then(|| known.get(&k).cloned())?
+            })
+        };
+        let keep = |x: f64, seed: u32, b: Branch, o: &Outcome| {
+            if let Some(w) = &o.witness {
+                let mut seen = seen.lock().unwrap_or_else(PoisonError::into_inner);
+                seen.insert(key(v, x, seed, b), w.clone());
+            }
         };
         search.run(&|x, seed, only| {
             let value = [x, 0.0];
@@ -163,16 +190,22 @@ impl Sweep {
                 .collect();
             match left[..] {
                 [] => {}
-                [b] => runs.push((b, self.run_at(v, value, seed, b)?)),
+                [b] => {
+                    let o = self.run_at(v, value, seed, b)?;
+                    keep(x, seed, b, &o);
+                    runs.push((b, o));
+                }
                 _ => {
                     let [b, t] = self.run_pair_at(v, value, seed)?;
+                    keep(x, seed, Branch::Baseline, &b);
+                    keep(x, seed, Branch::Triggered, &t);
                     runs.extend([(Branch::Baseline, b), (Branch::Triggered, t)]);
                 }
             }
-            runs.sort_by_key(|&(b, _)| b as u8);
+            runs.sort_by_key(|(b, _)| *b as u8);
             Ok(runs
                 .into_iter()
-                .map(|(branch, (measure, trace))| {
+                .map(|(branch, Outcome { measure, trace, .. })| {
                     tick();
                     Run {
                         variant: v,
@@ -189,7 +222,8 @@ impl Sweep {
 
     fn run_one(&self, i: u64) -> Result<RunPoint, Error> {
         let p = self.plan.point(i);
-        let (measure, trace) = self.run_at(p.variant, self.values(&p), p.seed, p.branch)?;
+        let Outcome { measure, trace, .. } =
+            self.run_at(p.variant, self.values(&p), p.seed, p.branch)?;
         Ok(RunPoint {
             index: i,
             measure,
@@ -204,7 +238,7 @@ impl Sweep {
         Ok(pair
             .into_iter()
             .zip(i..)
-            .map(|((measure, trace), index)| RunPoint {
+            .map(|(Outcome { measure, trace, .. }, index)| RunPoint {
                 index,
                 measure,
                 trace,
@@ -289,8 +323,24 @@ impl Sweep {
     }
 }
 
-/// A run's measure and trace.
-type Outcome = (Option<f64>, Option<Trace>);
+/// A run's measure and trace, and what it never reached (none for a run that ran away,
+/// or one read from another variant's).
+#[derive(Clone)]
+struct Outcome {
+    measure: Option<f64>,
+    trace: Option<Trace>,
+    witness: Option<Arc<Witness>>,
+}
+
+impl Outcome {
+    fn new(measure: Option<f64>, trace: Option<Trace>) -> Self {
+        Self {
+            measure,
+            trace,
+            witness: None,
+        }
+    }
+}
 
 /// A searched run by variant, value (bits), seed and branch.
 type RunKey = (usize, u64, u32, u8);
@@ -303,14 +353,15 @@ fn key(variant: usize, value: f64, seed: u32, branch: Branch) -> RunKey {
 /// certainly failed, and the sweep goes on).
 fn read(gauge: &Gauge, result: Result<RunResult, SimError>) -> Result<Outcome, Error> {
     Ok(match result {
-        Err(SimError::Runaway { .. }) => (None, None),
+        Err(SimError::Runaway { .. }) => Outcome::new(None, None),
         Err(e) => return Err(e.into()),
         Ok(r) => {
             let to = secs_to_ns(r.summary.sim_duration_s);
-            (
-                gauge.measure(&r.series.rows, to),
-                Some(gauge.trace(&r.series.rows, to)),
-            )
+            Outcome {
+                measure: gauge.measure(&r.series.rows, to),
+                trace: Some(gauge.trace(&r.series.rows, to)),
+                witness: Some(Arc::new(r.witness)),
+            }
         }
     })
 }
