@@ -231,7 +231,7 @@ impl Sweep {
         sweep.kin = sweep.kin(&tables, &base.config);
         sweep.watch = (0..sweep.variants.len())
             .map(|u| {
-                let cancels = |k: &Knob| matches!(k, Knob::CancelExpired(_));
+                let cancels = |k: &Knob| matches!(k, Knob::CancelExpired(_) | Knob::Workers { .. });
                 let kin = sweep.kin.iter().flatten().flatten();
                 kin.into_iter()
                     .any(|(w, _, knobs)| *w == u && knobs.iter().any(cancels))
@@ -308,6 +308,7 @@ impl Sweep {
     fn kin(&self, tables: &[[toml::Table; 2]], cfg: &crate::scenario::Config) -> Vec<Kin> {
         let both = [Branch::Baseline, Branch::Triggered];
         let across = self.plan.recover_within_s.is_none();
+        let measured = &self.tipping.measure_name;
         (0..tables.len())
             .map(|v| {
                 both.map(|b| {
@@ -319,7 +320,7 @@ impl Sweep {
                         .flat_map(|u| both.map(|c| (u, c)))
                         .filter(|&(_, c)| c == b || across)
                         .filter_map(|(u, c)| {
-                            let knobs = kin::knobs(&tables[u][c as usize], mine, cfg)?;
+                            let knobs = kin::knobs(&tables[u][c as usize], mine, cfg, measured)?;
                             (!knobs.is_empty()).then_some((u, c, knobs))
                         })
                         .collect()

@@ -60,6 +60,10 @@ impl Simulation<'_> {
     fn enqueue<const P: bool>(&mut self, p: usize, job: Job) -> Result<(), Failure> {
         let pool = &mut self.pools[p];
         let server = &pool.servers[job.server as usize];
+        if !P && self.cfg.watch {
+            let seen = &mut self.witness.busy_seen[p];
+            *seen = (*seen).max(server.busy);
+        }
         if server.busy < pool.workers {
             let j = self.jobs.insert(job);
             self.start_service::<P>(p, j);

@@ -12,10 +12,14 @@
 //! back ([`Witness::untouched`]) to reuse a baseline run for every variant that differs
 //! from it only in knobs the run never reached (`experiment::sweep`).
 //!
-//! Recording costs one store on a failure path. The one check that is not on a failure
-//! path, whether a queued job's caller has given up, is made only where a pool drops
-//! such work (`cancel_expired`) or the run is watched for it ([`Config::watch`]): a run
-//! that neither drops nor watches cannot say, and [`Witness::untouched`] says no.
+//! A pool's worker count is read at every arrival; a run that never found as many busy as
+//! the smaller count served every query at once under either.
+//!
+//! Recording costs one store on a failure path. The checks that are not on a failure
+//! path (whether a queued job's caller has given up, how many workers an arrival found
+//! busy) are made only where a pool drops such work (`cancel_expired`) or the run is
+//! watched ([`Config::watch`]): a run that neither drops nor watches cannot say, and
+//! [`Witness::untouched`] says no.
 
 use crate::scenario::Config;
 
@@ -35,6 +39,11 @@ pub enum Knob {
     /// A cache tier's control plane delay (`control_plane.detect_after`): read when a node
     /// leaves the catalog.
     DetectAfter(usize),
+    /// A pool's workers per server, at `below` or more: read when a query arrives at a
+    /// server (is a worker free?), and no arrival found `below` busy. Watched runs only
+    /// (the plain instance does not look), and the pool's utilization differs: not for a
+    /// pool that autoscales or a measure of the pool (`experiment::sweep::kin`).
+    Workers { pool: usize, below: u32 },
 }
 
 /// What a run reached, per component.
@@ -53,6 +62,11 @@ pub struct Witness {
     pub(super) looked: Vec<bool>,
     /// Per cache tier: a node left the catalog.
     pub(super) left: Vec<bool>,
+    /// Per pool: the most busy workers an arriving query found at its server (watched
+    /// runs only).
+    pub(super) busy_seen: Vec<u32>,
+    /// The run was watched ([`Config::watch`]).
+    watched: bool,
 }
 
 impl Witness {
@@ -70,6 +84,8 @@ impl Witness {
                 .map(|pc| cfg.watch || pc.cancel_expired)
                 .collect(),
             left: vec![false; k],
+            busy_seen: vec![0; p],
+            watched: cfg.watch,
         }
     }
 
@@ -91,6 +107,9 @@ impl Witness {
             Knob::RefreshOnError(p) => no(&self.refused, p),
             Knob::CancelExpired(p) => self.looked.get(p) == Some(&true) && no(&self.stale, p),
             Knob::DetectAfter(k) => no(&self.left, k),
+            Knob::Workers { pool, below } => {
+                self.watched && self.busy_seen.get(pool).is_some_and(|&b| b < below)
+            }
         }
     }
 }

@@ -86,9 +86,10 @@ pub struct Config {
     /// the top and counts the jobs started after it (`started_late`).
     pub deadlines: bool,
     /// The run looks, at every pool, for work taken up after its caller gave up, even
-    /// where no pool drops it (`cancel_expired`), and records it in its witness
-    /// ([`crate::model::witness`]); off in every run but a sweep's that another variant's
-    /// runs may be read from. It changes no result.
+    /// where no pool drops it (`cancel_expired`), and for the most busy workers an arrival
+    /// found, and records them in its witness ([`crate::model::witness`]); off in every
+    /// run but a sweep's that another variant's runs may be read from. It changes no
+    /// result (and keeps the run off the plain instance, which does not look).
     pub watch: bool,
 }
 

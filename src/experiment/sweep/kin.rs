@@ -22,17 +22,29 @@ use toml::Value;
 /// The knobs in which table `b` differs from table `a` (both of one sweep's variants on a
 /// branch), or `None` when some difference is not a knob. `cfg` names the components
 /// (the same in both where they are kin).
-pub(super) fn knobs(a: &toml::Table, b: &toml::Table, cfg: &Config) -> Option<Vec<Knob>> {
+pub(super) fn knobs(
+    a: &toml::Table,
+    b: &toml::Table,
+    cfg: &Config,
+    measured: &str,
+) -> Option<Vec<Knob>> {
     let mut out = Vec::new();
-    table(&mut Vec::new(), a, b, cfg, &mut out)?;
+    let at = At { cfg, measured };
+    table(&mut Vec::new(), a, b, &at, &mut out)?;
     Some(out)
+}
+
+/// What names the components: the configuration, and the sweep's measure (`<measure>.<component>`).
+struct At<'a> {
+    cfg: &'a Config,
+    measured: &'a str,
 }
 
 fn table(
     path: &mut Vec<String>,
     a: &toml::Table,
     b: &toml::Table,
-    cfg: &Config,
+    cfg: &At,
     out: &mut Vec<Knob>,
 ) -> Option<()> {
     let shared = |x: &toml::Table, y: &toml::Table| -> Vec<String> {
@@ -54,7 +66,7 @@ fn value(
     path: &mut Vec<String>,
     a: Option<&Value>,
     b: Option<&Value>,
-    cfg: &Config,
+    cfg: &At,
     out: &mut Vec<Knob>,
 ) -> Option<()> {
     match (a, b) {
@@ -79,9 +91,10 @@ fn knob(
     path: &[String],
     a: Option<&Value>,
     b: Option<&Value>,
-    cfg: &Config,
+    at: &At,
     out: &mut Vec<Knob>,
 ) -> Option<()> {
+    let (cfg, measured) = (at.cfg, at.measured);
     let p: Vec<&str> = path.iter().map(String::as_str).collect();
     let class = |name: &str| {
         cfg.classes[..cfg.clients]
@@ -108,6 +121,21 @@ fn knob(
         ["pool", q, "cancel_expired"] => Knob::CancelExpired(pool(q)?),
         ["cache", k, "control_plane", "detect_after"] => {
             Knob::DetectAfter(cfg.caches.iter().position(|c| c.name == k)?)
+        }
+        // Not where a lease puts work back in the queue past the arrival's look, nor where
+        // the pool's utilization is read: its autoscaler, or the sweep's measure.
+        ["pool", q, "workers"] if !measured.split('.').any(|c| c == q) => {
+            let p = pool(q)?;
+            let pc = &cfg.pools[p];
+            if pc.autoscale.is_some() || pc.lease.is_some() {
+                return None;
+            }
+            let workers = |v: Option<&Value>| v.map_or(Some(1), Value::as_integer);
+            let below = workers(a)?.min(workers(b)?);
+            Knob::Workers {
+                pool: p,
+                below: u32::try_from(below).ok()?,
+            }
         }
         _ => return None,
     };
@@ -139,7 +167,7 @@ mod tests {
 
     fn of(set: &str) -> Option<Vec<Knob>> {
         let (a, b, cfg) = tables(set);
-        knobs(&a, &b, &cfg)
+        knobs(&a, &b, &cfg, "goodput_ratio.c")
     }
 
     /// Each knob is found where it is, by its component's index; anything else, a retry
@@ -165,7 +193,10 @@ mod tests {
             &["pool", "p", "cancel_expired"],
             Value::Boolean(true),
         );
-        assert_eq!(knobs(&a, &b, &cfg), Some(vec![Knob::CancelExpired(0)]));
+        assert_eq!(
+            knobs(&a, &b, &cfg, "goodput_ratio.c"),
+            Some(vec![Knob::CancelExpired(0)])
+        );
         set(
             &mut b,
             &["class", "d", "retry"],
@@ -174,7 +205,7 @@ mod tests {
                 .into(),
         );
         assert_eq!(
-            knobs(&a, &b, &cfg),
+            knobs(&a, &b, &cfg, "goodput_ratio.c"),
             Some(vec![Knob::Retry(1), Knob::CancelExpired(0)])
         );
         let mut c = b.clone();
@@ -184,7 +215,7 @@ mod tests {
             Value::Integer(1),
         );
         assert_eq!(
-            knobs(&a, &c, &cfg),
+            knobs(&a, &c, &cfg, "goodput_ratio.c"),
             Some(vec![Knob::Retry(0), Knob::Retry(1), Knob::CancelExpired(0)])
         );
         let mut d = a.clone();
@@ -193,11 +224,20 @@ mod tests {
         )
         .unwrap();
         set(&mut d, &["class", "c", "retry", "breaker"], breaker.into());
-        assert_eq!(knobs(&a, &d, &cfg), None, "a breaker");
+        assert_eq!(knobs(&a, &d, &cfg, "goodput_ratio.c"), None, "a breaker");
         let mut e = a.clone();
-        set(&mut e, &["pool", "p", "workers"], Value::Integer(2));
-        assert_eq!(knobs(&a, &e, &cfg), None, "a capacity");
-        assert_eq!(knobs(&e, &e, &cfg), Some(vec![]));
+        set(&mut e, &["pool", "p", "workers"], Value::Integer(3));
+        let workers = Knob::Workers { pool: 0, below: 1 };
+        assert_eq!(knobs(&a, &e, &cfg, "goodput_ratio.c"), Some(vec![workers]));
+        assert_eq!(knobs(&a, &e, &cfg, "utilization.p"), None, "measured");
+        let mut f = e.clone();
+        set(&mut f, &["pool", "p", "service"], Value::Integer(2));
+        assert_eq!(
+            knobs(&e, &f, &cfg, "goodput_ratio.c"),
+            None,
+            "a service time"
+        );
+        assert_eq!(knobs(&e, &e, &cfg, "goodput_ratio.c"), Some(vec![]));
     }
 
     /// Components in another order are other components: not kin.
@@ -207,6 +247,6 @@ mod tests {
         let (_, _, cfg) = tables("");
         let a = t("[pool.p]\nworkers = 1\n[pool.q]\nworkers = 1\n");
         let b = t("[pool.q]\nworkers = 1\n[pool.p]\nworkers = 1\n");
-        assert_eq!(knobs(&a, &b, &cfg), None);
+        assert_eq!(knobs(&a, &b, &cfg, "goodput_ratio.c"), None);
     }
 }

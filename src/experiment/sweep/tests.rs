@@ -7,7 +7,8 @@ use crate::model::witness::Knob;
 
 /// Base: a slowdown trigger and an `[[at]]` response. `no-response` drops only the
 /// response (sweeps leave it out: the base design's sweep); `untriggered` switches the
-/// trigger off (both branches are the base design's baseline); `bigger` is another design;
+/// trigger off (both branches are the base design's baseline); `bigger` is another design
+/// (faster servers, where more workers would be kin: `kin_read_...`);
 /// `other-trigger` runs the base design but judges it after another trigger.
 const FILE: &str = r#"
 duration = "60s"
@@ -43,7 +44,7 @@ set = { at = [] }
 [variant.untriggered]
 set = { "event.slow.enabled" = false }
 [variant.bigger]
-set = { "pool.api.workers" = 10 }
+set = { "pool.api.service.mean" = "80ms" }
 [variant.other-trigger]
 set = { "event.slow.enabled" = false, "event.later.enabled" = true, "tipping.trigger" = ["later"] }
 [tipping]
