@@ -139,12 +139,20 @@ impl Sweep {
             chosen.push(None);
         }
         let mut plans = Vec::new();
+        // Each variant's own configuration and measure: what names its components for its
+        // kin (a variant may add classes, pools or an autoscaler).
+        let mut designs = Vec::new();
         let mut triggers = Vec::new();
         let (mut lengths, mut moved) = (Vec::new(), Vec::new());
         for v in &chosen {
             // Each variant's own value of each swept parameter is its operating point, and
             // a variant may name its own trigger (a partition instead of a rollout).
             let sc = loader.load(v.as_deref(), &sets)?;
+            let measure = sc.tipping.as_ref().map(|t| t.measure_name.clone());
+            designs.push((
+                sc.config.clone(),
+                measure.unwrap_or_else(|| tipping.measure_name.clone()),
+            ));
             let named = sc
                 .tipping
                 .as_ref()
@@ -231,7 +239,7 @@ impl Sweep {
         };
         let tables = sweep.tables()?;
         sweep.sources = sweep.sources(&tables);
-        sweep.kin = sweep.kin(&tables, &base.config);
+        sweep.kin = sweep.kin(&tables, &designs);
         sweep.watch = (0..sweep.variants.len())
             .map(|u| {
                 let cancels = |k: &Knob| matches!(k, Knob::CancelExpired(_) | Knob::Workers { .. });

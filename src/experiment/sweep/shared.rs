@@ -6,6 +6,10 @@ use super::{Kin, Sources, Sweep, kin};
 use crate::experiment::Error;
 use crate::stats::plan::Branch;
 
+/// A variant's configuration (as loaded, before the sweep's overrides: the same
+/// components) and its sweep's measure name.
+pub(super) type Design = (std::sync::Arc<crate::scenario::Config>, String);
+
 impl Sweep {
     /// Per variant and branch, the first earlier variant's branch whose runs it repeats:
     /// whose table, with the sweep's overrides but without the swept values, is the same,
@@ -46,16 +50,12 @@ impl Sweep {
     }
 
     /// Per variant and branch without a source: the earlier variants' branches that are
-    /// its kin ([`kin`]), in order, with the knobs they differ in. `cfg` (the base
-    /// design's) names the components.
-    pub(super) fn kin(
-        &self,
-        tables: &[[toml::Table; 2]],
-        cfg: &crate::scenario::Config,
-    ) -> Vec<Kin> {
+    /// its kin ([`kin`]), in order, with the knobs they differ in. `designs` holds each
+    /// variant's configuration and measure name: the earlier variant's name its
+    /// components (the two are alike but for the knobs).
+    pub(super) fn kin(&self, tables: &[[toml::Table; 2]], designs: &[Design]) -> Vec<Kin> {
         let both = [Branch::Baseline, Branch::Triggered];
         let across = self.plan.recover_within_s.is_none();
-        let measured = &self.tipping.measure_name;
         (0..tables.len())
             .map(|v| {
                 both.map(|b| {
@@ -67,6 +67,7 @@ impl Sweep {
                         .flat_map(|u| both.map(|c| (u, c)))
                         .filter(|&(_, c)| c == b || across)
                         .filter_map(|(u, c)| {
+                            let (cfg, measured) = &designs[u];
                             let knobs = kin::knobs(&tables[u][c as usize], mine, cfg, measured)?;
                             (!knobs.is_empty()).then_some((u, c, knobs))
                         })

@@ -186,6 +186,44 @@ fn kin_read_the_runs_that_never_reached_their_knobs() {
     );
 }
 
+/// Kin are told apart by the earlier variant's own design, not the base design's: two
+/// variants that both add an autoscaler differ in workers that its utilization reads, so
+/// they are not kin (the base design has none). (A setting cannot add a class or a pool:
+/// the components' numbers are the base design's.)
+#[test]
+fn kin_are_named_by_the_earlier_variant_s_own_design() {
+    let text = format!(
+        "{FILE}{}",
+        r#"
+[variant.scaled]
+set = { "pool.api.autoscale" = { signal = "utilization", target = 0.6, every = "30s", provision = "1m", min = 1, max = 4 } }
+[variant.scaled-wide]
+set = { "pool.api.autoscale" = { signal = "utilization", target = 0.6, every = "30s", provision = "1m", min = 1, max = 4 }, "pool.api.workers" = 12 }
+"#
+    );
+    let loader = Loader::from_text("t.toml", "t", text).unwrap();
+    let all = Variants {
+        names: vec![],
+        all: true,
+    };
+    let s = Sweep::prepare(loader, Kind::Tipping, &all, vec![]).unwrap();
+    let names: Vec<&str> = s.plan.variants.iter().map(|v| v.name.as_str()).collect();
+    let at = |n: &str| names.iter().position(|m| *m == n).unwrap();
+    let of = |v: usize, u: usize| -> Vec<Vec<Knob>> {
+        (s.kin[v].iter().flatten())
+            .filter(|(w, ..)| *w == u)
+            .map(|(.., k)| k.clone())
+            .collect()
+    };
+    assert!(
+        of(at("scaled-wide"), at("scaled")).is_empty(),
+        "an autoscaler reads the workers"
+    );
+    // Without the autoscaler, the same change of workers is a knob.
+    let wider = of(at("bigger"), at("base"));
+    assert!(wider.is_empty(), "faster servers are another design");
+}
+
 /// Tables are the same only key for key in the same order (the order of classes, pools
 /// and events is the order of what they build) and floats bit for bit.
 #[test]
