@@ -78,13 +78,9 @@ impl Simulation<'_> {
                 self.now.saturating_add(delay),
                 Event::Hedge { req: r, token },
             );
-            // A fixed delay is a timer (usually stale by then: the query answered), in a
-            // lane in order; a percentile's moves with the latencies: the heap.
-            if matches!(h, HedgeCfg::After(_)) {
-                self.queue.schedule_timer(at, ev);
-            } else {
-                self.queue.schedule(at, ev);
-            }
+            // A fixed delay is a timer (usually stale by then: the query answered); a
+            // percentile's moves with the latencies.
+            self.schedule_delayed(matches!(h, HedgeCfg::After(_)), at, ev);
         }
     }
 

@@ -228,14 +228,21 @@ impl Simulation<'_> {
         }
     }
 
-    /// Schedules a retry at `at`, after its backoff. Without jitter a backoff is a constant
-    /// delay per attempt, so its sleepers go to a timer's lane in order
-    /// ([`crate::engine::EventQueue::schedule_timer`]: in a retry storm they would fill the
-    /// heap); a jittered backoff goes to the heap, as it would fill the lanes out of order.
-    /// Either way the events pop in the same order.
+    /// Schedules a retry at `at`, after its backoff: without jitter a constant delay per
+    /// attempt ([`Simulation::schedule_delayed`]).
     #[inline(always)]
     fn schedule_backoff(&mut self, policy: &RetryCfg, at: SimTime, ev: Event) {
-        if policy.jitter == Jitter::None {
+        self.schedule_delayed(policy.jitter == Jitter::None, at, ev);
+    }
+
+    /// Schedules `ev` at `at`, a delay after now that is the same for every event of its
+    /// kind when `fixed` (a backoff without jitter, a hedge's fixed delay): such sleepers go
+    /// to a timer's lane in order ([`crate::engine::EventQueue::schedule_timer`]: in a retry
+    /// storm they would fill the heap); a varying delay goes to the heap, as it would fill
+    /// the lanes out of order. Either way the events pop in the same order.
+    #[inline(always)]
+    pub(super) fn schedule_delayed(&mut self, fixed: bool, at: SimTime, ev: Event) {
+        if fixed {
             self.queue.schedule_timer(at, ev);
         } else {
             self.queue.schedule(at, ev);

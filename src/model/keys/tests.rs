@@ -6,15 +6,19 @@
 
 use crate::model::metrics::RunResult;
 use crate::model::simulation::Simulation;
-use crate::scenario::{Loader, Override};
+use crate::scenario::{Loader, Override, Scenario};
 
 /// The result of a run of `name` (`variant`, with `sets`), reusing draws or not; and how
 /// many attempts were retries.
 fn run(name: &str, variant: Option<&str>, sets: &[&str], reuse: bool) -> (String, u64) {
     let loader = Loader::resolve(std::path::Path::new(name)).unwrap();
     let sets: Vec<Override> = sets.iter().map(|s| Override::parse(s).unwrap()).collect();
-    let sc = loader.load_run(variant, &sets).unwrap();
-    let mut sim = Simulation::checked(&sc, 1).unwrap();
+    run_of(&loader.load_run(variant, &sets).unwrap(), reuse)
+}
+
+/// The result of a run of `sc`, reusing draws or not; and how many attempts were retries.
+fn run_of(sc: &Scenario, reuse: bool) -> (String, u64) {
+    let mut sim = Simulation::checked(sc, 1).unwrap();
     sim.keys.reuse = reuse;
     let mut r: RunResult = sim.run().unwrap();
     r.wall_s = 0.0;
@@ -103,19 +107,7 @@ fn a_draw_kept_from_before_an_intervention_is_drawn_again() {
     // route them over the new pool's shards), as a run that never reuses a draw does.
     let loader = Loader::from_text("changing.toml", "changing", CHANGING.into()).unwrap();
     let sc = loader.load_run(None, &[]).unwrap();
-    let result = |reuse: bool| {
-        let mut sim = Simulation::checked(&sc, 1).unwrap();
-        sim.keys.reuse = reuse;
-        let mut r = sim.run().unwrap();
-        r.wall_s = 0.0;
-        let retries: u64 = r
-            .summary
-            .classes
-            .values()
-            .map(|c| c.attempts - c.admitted)
-            .sum();
-        (format!("{r:?}"), retries)
-    };
+    let result = |reuse: bool| run_of(&sc, reuse);
     let (reused, retries) = result(true);
     assert!(retries > 1000, "only {retries} retries");
     assert_eq!(
