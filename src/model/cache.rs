@@ -178,26 +178,21 @@ impl CacheState {
         }
     }
 
+    /// The tier's Zipf law, if its keys are not equally popular.
+    #[inline(always)]
+    pub fn zipf(&self) -> Option<&Alias> {
+        self.zipf.as_deref()
+    }
+
     /// Draws `k` keys by the tier's popularity law into `keys` (what `k` calls of
     /// [`Self::draw_key`] give, from the same numbers), each key's record prefetched. A
-    /// Zipf law's draws take their numbers first, each alias column prefetched, then read
-    /// the columns (`bits` holds the numbers): with 4e5 keys the table is megabytes, and
-    /// the misses of one step's keys overlap instead of following one another.
+    /// Zipf law's draws go through [`Self::zipf_keys`].
     #[inline]
     pub fn draw_keys(&self, rng: &mut Rng, k: u32, bits: &mut Vec<u64>, keys: &mut Vec<u32>) {
         match &self.zipf {
             Some(z) => {
-                bits.clear();
-                bits.extend((0..k).map(|_| {
-                    let b = rng.next_u64();
-                    z.prefetch(b);
-                    b
-                }));
-                for &b in bits.iter() {
-                    let key = z.draw(b);
-                    self.prefetch(key);
-                    keys.push(key);
-                }
+                zipf_numbers(rng, k, bits, z);
+                self.zipf_keys(bits, keys);
             }
             None => {
                 for _ in 0..k {
@@ -205,6 +200,21 @@ impl CacheState {
                     self.prefetch(key);
                     keys.push(key);
                 }
+            }
+        }
+    }
+
+    /// The keys a Zipf law gives for the numbers `bits` ([`zipf_numbers`]), each key's
+    /// record prefetched. With 4e5 keys the alias table is megabytes: the numbers are taken
+    /// first with each column prefetched, so the misses of one step's keys overlap (and a
+    /// request's numbers can be taken one request ahead: `keys::Ahead`).
+    #[inline]
+    pub fn zipf_keys(&self, bits: &[u64], keys: &mut Vec<u32>) {
+        if let Some(z) = &self.zipf {
+            for &b in bits {
+                let key = z.draw(b);
+                self.prefetch(key);
+                keys.push(key);
             }
         }
     }
@@ -408,6 +418,18 @@ impl CacheState {
             (now.hits - from.hits) as f64 / l as f64
         }
     }
+}
+
+/// The numbers of `k` draws of a Zipf law (`k` numbers of `rng`, what `k` calls of
+/// [`CacheState::draw_key`] take), each one's alias column prefetched.
+#[inline]
+pub fn zipf_numbers(rng: &mut Rng, k: u32, bits: &mut Vec<u64>, z: &Alias) {
+    bits.clear();
+    bits.extend((0..k).map(|_| {
+        let b = rng.next_u64();
+        z.prefetch(b);
+        b
+    }));
 }
 
 /// Which ring positions belong to a live slot (one not out of the ring), as a Fenwick tree

@@ -30,6 +30,8 @@ pub(super) struct KeyScratch {
     due: Vec<u32>,
     /// The numbers of one step's key draws ([`super::cache::CacheState::draw_keys`]).
     bits: Vec<u64>,
+    /// The next request's draw, taken ahead.
+    pub(super) ahead: Ahead,
     /// Per shard, its servers the view holds up, counted once for a query's keys.
     pub(super) up: UpMemo,
     /// Requests offered so far and a per-run salt: together they seed each request's keys.
@@ -47,6 +49,7 @@ impl KeyScratch {
             part_of: Vec::new(),
             due: Vec::new(),
             bits: Vec::new(),
+            ahead: Ahead::default(),
             up: UpMemo::default(),
             serial: 0,
             salt,
@@ -135,11 +138,21 @@ impl UpMemo {
     }
 }
 
+/// The generator of request `serial`'s keys at `step` (seeded by the request, the run's
+/// salt and the step: a retry draws the same).
+#[inline(always)]
+fn key_rng(serial: u32, salt: u64, step: usize) -> Rng {
+    <Rng as rand::SeedableRng>::seed_from_u64(mix(serial as u64 ^ salt) ^ ((step as u64) << 56))
+}
+
 /// The shard a key routes to: a hash of the key modulo the pool's shards.
 #[inline(always)]
 pub(super) fn shard_of_key(key: u32, shards: u32) -> u32 {
     (mix(key as u64 ^ 0x0005_4a2d) % shards as u64) as u32
 }
+
+mod ahead;
+pub(super) use ahead::Ahead;
 
 #[cfg(test)]
 mod tests;
@@ -170,12 +183,19 @@ impl Simulation<'_> {
         } else {
             req.drawn = 0;
         }
-        let mut rng = <Rng as rand::SeedableRng>::seed_from_u64(
-            mix(self.reqs[r].key_seed as u64 ^ self.keys.salt) ^ ((step as u64) << 56),
-        );
-        let k = draw_count(st.keys, &mut rng);
+        let (serial, salt) = (self.reqs[r].key_seed, self.keys.salt);
+        // The look-ahead is for a first step's draw (made as its request arrives).
+        let next = if step == 0 && st.cache.is_some() {
+            self.next_serial_of(c)
+        } else {
+            None
+        };
         let KeyScratch {
-            by_req, due, bits, ..
+            by_req,
+            due,
+            bits,
+            ahead,
+            ..
         } = &mut self.keys;
         let keys = &mut by_req[slot];
         keys.clear();
@@ -183,8 +203,16 @@ impl Simulation<'_> {
             Some(ci) => {
                 let cache = &mut self.caches[ci];
                 // All keys drawn first, their records asked for, then looked up in order:
-                // the lookups' cache misses overlap instead of following one another.
-                cache.draw_keys(&mut rng, k, bits, keys);
+                // the lookups' cache misses overlap instead of following one another. The
+                // draw was usually taken ahead, when the request before this one started.
+                if !ahead.drew(serial, c, step, cache, bits, keys) {
+                    let mut rng = key_rng(serial, salt, step);
+                    let k = draw_count(st.keys, &mut rng);
+                    cache.draw_keys(&mut rng, k, bits, keys);
+                }
+                if let Some(next) = next {
+                    ahead.take(next, c, salt, st.keys, cache);
+                }
                 let (mut misses, mut kept) = (0, 0);
                 let refreshes = cache.refreshes();
                 for i in 0..keys.len() {
@@ -219,6 +247,8 @@ impl Simulation<'_> {
                 }
             }
             None => {
+                let mut rng = key_rng(serial, salt, step);
+                let k = draw_count(st.keys, &mut rng);
                 if st.query.fanout == Fanout::Keys {
                     // Without a cache a key is only where it goes: its shard is kept, found
                     // once for every attempt ([`shard_of_key`]; `send_parts` reads it).
@@ -231,6 +261,19 @@ impl Simulation<'_> {
             }
         }
         Next::Query
+    }
+
+    /// The serial class `c`'s next request will likely have, if it arrives from outside:
+    /// the requests that start first are those whose classes' pending arrivals come
+    /// earlier (a guess: an arrival may be thinned or refused, a call may start a request).
+    #[inline(always)]
+    fn next_serial_of(&self, c: usize) -> Option<u32> {
+        let at = self.classes[c].next_arrival;
+        if at == SimTime::MAX {
+            return None;
+        }
+        let before = self.classes.iter().filter(|o| o.next_arrival < at).count();
+        Some(self.keys.serial.wrapping_add(1 + before as u32))
     }
 
     /// `coalesce`: request `r` missed the keys in its key list. If another request is

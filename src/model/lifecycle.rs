@@ -182,8 +182,13 @@ impl Simulation<'_> {
         let steps = &self.cfg.classes[c].steps;
         let (cache, n) = (if P { None } else { steps[step].cache }, steps.len());
         if let Some(ci) = cache {
+            // Every key's record asked for first: the fills' cache misses overlap.
+            let cache = &mut self.caches[ci];
             for &k in self.keys.of(r) {
-                self.caches[ci].fill(k, self.now);
+                cache.prefetch(k);
+            }
+            for &k in self.keys.of(r) {
+                cache.fill(k, self.now);
             }
             if self.caches[ci].coalesce {
                 self.landed(r, ci, true);

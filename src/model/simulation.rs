@@ -492,10 +492,12 @@ impl<'a> Simulation<'a> {
     #[inline(always)]
     pub(super) fn schedule_arrival(&mut self, c: usize) {
         let cs = &mut self.classes[c];
+        cs.next_arrival = SimTime::MAX;
         if let Some(gap) = cs.next_gap() {
-            let epoch = cs.epoch;
+            let (epoch, at) = (cs.epoch, self.now.saturating_add(gap));
+            cs.next_arrival = at;
             self.queue.schedule(
-                self.now.saturating_add(gap),
+                at,
                 Event::Arrival {
                     class: c as u16,
                     epoch,

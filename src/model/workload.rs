@@ -36,6 +36,9 @@ pub struct ClassState {
     pub retry_rng: Rng,
     /// Bumped when the rate changes, so the pending arrival is dropped and redrawn.
     pub epoch: u32,
+    /// When the pending arrival comes (`SimTime::MAX`: none); the keys' look-ahead guesses
+    /// the next requests' serials from it (`keys::Ahead`).
+    pub next_arrival: SimTime,
     rate_max: f64,
     /// Nanoseconds per unit-mean exponential draw: 1e9 / rate_max.
     gap_scale: f64,
@@ -63,6 +66,7 @@ impl ClassState {
             rng,
             retry_rng,
             epoch: 0,
+            next_arrival: SimTime::MAX,
             rate_max: 0.0,
             gap_scale: 0.0,
             constant: true,

@@ -2,10 +2,12 @@
 //! only on the request, its class and its step, so reusing it must change no byte. Each
 //! scenario here retries keyed steps (a keyed fan-out without a cache, a cache step whose
 //! one miss queries every key, a cache step that queries only its misses, coalesced
-//! fills), its trigger on, and is run with the draw reused and drawn again.
+//! fills), its trigger on, and is run with the draw reused and drawn again. A first step's
+//! draw taken one request ahead ([`super::Ahead`]) must change no byte either.
 
 use crate::model::metrics::RunResult;
 use crate::model::simulation::Simulation;
+use crate::model::step::Until;
 use crate::scenario::{Loader, Override, Scenario};
 
 /// The result of a run of `name` (`variant`, with `sets`), reusing draws or not; and how
@@ -115,4 +117,75 @@ fn a_draw_kept_from_before_an_intervention_is_drawn_again() {
         result(false).0,
         "a kept draw outlived the intervention"
     );
+}
+
+/// The result of a run of `sc` with draws taken ahead or not ([`super::Ahead`]); and how
+/// many draws were taken ahead and used.
+fn run_ahead(sc: &Scenario, ahead: bool) -> (String, u64) {
+    let mut sim = Simulation::checked(sc, 1).unwrap();
+    sim.keys.ahead.off = !ahead;
+    sim.schedule_start();
+    sim.run_events(&mut Until(&mut |_, _: &[Vec<f64>]| false))
+        .unwrap();
+    let used = sim.keys.ahead.used;
+    let mut r = sim.conclude(std::time::Instant::now()).unwrap();
+    r.wall_s = 0.0;
+    (format!("{r:?}"), used)
+}
+
+/// Requests of two classes, one drawing 4 keys of a Zipf law at its first step; at 30 s
+/// an intervention makes it draw 9 (a draw taken ahead before it must not be used after).
+const ZIPF_CHANGING: &str = r#"
+duration = "60s"
+seed = 5
+[class.get]
+rate = 300
+timeout = "100ms"
+retry = { max_attempts = 3, backoff = "constant", base = "10ms" }
+[[class.get.steps]]
+cache = "items"
+keys = 4
+query = "db"
+fanout = "all"
+[class.put]
+rate = 200
+steps = [{ query = "db" }]
+[pool.db]
+workers = 2
+service = { law = "exp", mean = "2ms" }
+[cache.items]
+nodes = 4
+keys = 200000
+zipf = 0.9
+ttl = "20s"
+[[at]]
+time = "30s"
+set = { "class.get.steps.0.keys" = 9 }
+"#;
+
+#[test]
+fn taking_the_next_draw_ahead_changes_no_byte() {
+    // Slack's boots (a Poisson key count over a Zipf law of 4e5 keys, retried, an
+    // intervention at 1h02m), and a key count changed mid-run.
+    let slack = Loader::resolve(std::path::Path::new("slack-2022-02-22"))
+        .unwrap()
+        .load_run(
+            None,
+            &["duration=\"1h05m\"", "class.boot.rate=250"].map(|s| Override::parse(s).unwrap()),
+        )
+        .unwrap();
+    let changing = Loader::from_text("zipf.toml", "zipf", ZIPF_CHANGING.into())
+        .unwrap()
+        .load_run(None, &[])
+        .unwrap();
+    for (name, sc) in [("slack", &slack), ("changing", &changing)] {
+        let (ahead, used) = run_ahead(sc, true);
+        let (drawn, none) = run_ahead(sc, false);
+        assert!(
+            used > 1000,
+            "{name}: only {used} draws taken ahead were used"
+        );
+        assert_eq!(none, 0, "{name}: a draw was taken ahead while off");
+        assert_eq!(ahead, drawn, "{name}: taking draws ahead changed the run");
+    }
 }
