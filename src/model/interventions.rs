@@ -39,7 +39,7 @@ impl Simulation<'_> {
         for req in self.reqs.slots_mut() {
             req.drawn = 0;
         }
-        self.keys.ahead.clear();
+        self.keys.ahead.configure(&self.cfg);
         self.witness.in_force(&self.cfg);
         for c in 0..self.classes.len() {
             let changed_rate = {

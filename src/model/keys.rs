@@ -11,7 +11,7 @@ use super::simulation::Simulation;
 use crate::engine::Rng;
 use crate::engine::rng::splitmix as mix;
 use crate::engine::time::SimTime;
-use crate::scenario::{Fanout, KeyCount, MissPolicy};
+use crate::scenario::{Config, Fanout, KeyCount, MissPolicy};
 use rand::RngExt;
 use rand_distr::{Distribution, Geometric, Poisson};
 
@@ -42,14 +42,16 @@ pub(super) struct KeyScratch {
 }
 
 impl KeyScratch {
-    pub(super) fn new(salt: u64) -> Self {
+    pub(super) fn new(salt: u64, cfg: &Config) -> Self {
+        let mut ahead = Ahead::default();
+        ahead.configure(cfg);
         Self {
             by_req: Vec::new(),
             parts: Vec::new(),
             part_of: Vec::new(),
             due: Vec::new(),
             bits: Vec::new(),
-            ahead: Ahead::default(),
+            ahead,
             up: UpMemo::default(),
             serial: 0,
             salt,
@@ -274,6 +276,26 @@ impl Simulation<'_> {
         }
         let before = self.classes.iter().filter(|o| o.next_arrival < at).count();
         Some(self.keys.serial.wrapping_add(1 + before as u32))
+    }
+
+    /// As a request starts: the next serial's draw for the run's call class, if it has one
+    /// ([`Ahead`]).
+    #[inline(always)]
+    pub(super) fn take_for_calls(&mut self) {
+        if let Some(c) = self.keys.ahead.calls() {
+            self.take_for_call(c);
+        }
+    }
+
+    #[inline(never)]
+    fn take_for_call(&mut self, c: usize) {
+        let st = &self.cfg.classes[c].steps[0];
+        if let Some(ci) = st.cache {
+            let (serial, salt) = (self.keys.serial.wrapping_add(1), self.keys.salt);
+            self.keys
+                .ahead
+                .take(serial, c, salt, st.keys, &self.caches[ci]);
+        }
     }
 
     /// `coalesce`: request `r` missed the keys in its key list. If another request is

@@ -62,6 +62,9 @@ impl Simulation<'_> {
             self.record_root(r, parent);
         }
         self.advance_hot::<P>(r, Next::Attempt);
+        if !P {
+            self.take_for_calls();
+        }
     }
 
     /// Moves request `r` through its states until it waits or is done. `P`: the plain

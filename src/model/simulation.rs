@@ -191,7 +191,7 @@ impl<'a> Simulation<'a> {
             pools,
             classes,
             caches,
-            keys: KeyScratch::new(rand::Rng::next_u64(&mut keys)),
+            keys: KeyScratch::new(rand::Rng::next_u64(&mut keys), &cfg),
             route_rng: routing,
             timetable: Timetable::new(sc, bursts),
             sampler: Sampler::new(&cfg),

@@ -9,18 +9,24 @@
 //! a uniform law's keys with their records). That request's serial is a guess from the
 //! classes' pending arrivals ([`crate::model::workload::ClassState::next_arrival`]): if
 //! right, its draw is ready and its memory near; if not, the guess cost a draw and a few
-//! prefetches. Only the request it was taken for (serial, class, first step) uses it, and
+//! prefetches. A call (a request a pool's job makes) has no arrivals to guess from: for a
+//! class of calls whose first step draws uniform keys, every request's start takes the
+//! next serial's draw for it. Only the request it was taken for (serial, class, first step) uses it, and
 //! it is the draw that request would make itself: the same generator, the same numbers.
 
 use super::super::cache::{CacheState, zipf_numbers};
 use super::{draw_count, key_rng};
-use crate::scenario::KeyCount;
+use crate::scenario::{Config, KeyCount};
 
 /// The next request's draw, taken ahead.
 #[derive(Clone, Default)]
 pub(in crate::model) struct Ahead {
     /// The request (serial, class) the draw was taken for, if one is held.
     held: Option<(u32, usize)>,
+    /// A class of calls whose first step draws uniform keys from a cache, if the run has
+    /// one: a call's serial cannot be guessed from arrivals, so every request's start takes
+    /// the next serial's draw for it (cheap: a uniform key is one number).
+    calls: Option<u16>,
     /// A Zipf law's draw: its numbers (each alias column prefetched); else `keys`.
     zipf: bool,
     bits: Vec<u64>,
@@ -33,6 +39,27 @@ pub(in crate::model) struct Ahead {
 }
 
 impl Ahead {
+    /// Holds nothing, and takes draws for `cfg`'s call class at every start
+    /// ([`Self::calls`]); at a run's start and when a configuration comes into force (its
+    /// key laws may differ).
+    pub(in crate::model) fn configure(&mut self, cfg: &Config) {
+        self.held = None;
+        self.calls = cfg
+            .classes
+            .iter()
+            .position(|c| {
+                let cache = c.steps.first().and_then(|s| s.cache);
+                c.call.is_some() && cache.is_some_and(|ci| cfg.caches[ci].zipf.is_none())
+            })
+            .map(|c| c as u16);
+    }
+
+    /// The call class whose draw every request's start takes ahead, if any.
+    #[inline(always)]
+    pub(in crate::model) fn calls(&self) -> Option<usize> {
+        self.calls.map(usize::from)
+    }
+
     /// Takes the draw request `serial` of class `class` would make at its first step (key
     /// count `law`, keys of `cache`), unless it holds it already.
     #[inline(always)]
@@ -91,10 +118,5 @@ impl Ahead {
             keys.extend_from_slice(&self.keys);
         }
         true
-    }
-
-    /// Forgets the draw held (an intervention: the key laws may have changed).
-    pub(in crate::model) fn clear(&mut self) {
-        self.held = None;
     }
 }

@@ -166,7 +166,7 @@ set = { "class.get.steps.0.keys" = 9 }
 #[test]
 fn taking_the_next_draw_ahead_changes_no_byte() {
     // Slack's boots (a Poisson key count over a Zipf law of 4e5 keys, retried, an
-    // intervention at 1h02m), and a key count changed mid-run.
+    // intervention at 1h02m), a key count changed mid-run, and calls.
     let slack = Loader::resolve(std::path::Path::new("slack-2022-02-22"))
         .unwrap()
         .load_run(
@@ -178,7 +178,16 @@ fn taking_the_next_draw_ahead_changes_no_byte() {
         .unwrap()
         .load_run(None, &[])
         .unwrap();
-    for (name, sc) in [("slack", &slack), ("changing", &changing)] {
+    // Calls through a cache of uniform keys (web-api's rows), past the tipping point.
+    let calls = Loader::resolve(std::path::Path::new("web-api"))
+        .unwrap()
+        .load_run(None, &[Override::parse("class.request.rate=2600").unwrap()])
+        .unwrap();
+    for (name, sc) in [
+        ("slack", &slack),
+        ("changing", &changing),
+        ("calls", &calls),
+    ] {
         let (ahead, used) = run_ahead(sc, true);
         let (drawn, none) = run_ahead(sc, false);
         assert!(
