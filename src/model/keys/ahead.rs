@@ -11,8 +11,9 @@
 //! right, its draw is ready and its memory near; if not, the guess cost a draw and a few
 //! prefetches. A call (a request a pool's job makes) has no arrivals to guess from: for a
 //! class of calls whose first step draws uniform keys, every request's start takes the
-//! next serial's draw for it. Only the request it was taken for (serial, class, first step) uses it, and
-//! it is the draw that request would make itself: the same generator, the same numbers.
+//! next serial's draw for it. Only the request it was taken for (serial, class, first
+//! step) uses it, and it is the draw that request would make itself: the same generator,
+//! the same numbers. A new configuration (an intervention) drops the draw held.
 
 use super::super::cache::{CacheState, zipf_numbers};
 use super::{draw_count, key_rng};
