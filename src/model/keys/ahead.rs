@@ -28,8 +28,7 @@ pub(in crate::model) struct Ahead {
     /// one: a call's serial cannot be guessed from arrivals, so every request's start takes
     /// the next serial's draw for it (cheap: a uniform key is one number).
     calls: Option<u16>,
-    /// A Zipf law's draw: its numbers (each alias column prefetched); else `keys`.
-    zipf: bool,
+    /// A Zipf law's draw: its numbers (each alias column prefetched).
     bits: Vec<u64>,
     /// A uniform law's draw: its keys (each record prefetched).
     keys: Vec<u32>,
@@ -80,7 +79,6 @@ impl Ahead {
         match cache.zipf() {
             Some(z) => {
                 zipf_numbers(&mut rng, k, &mut self.bits, z);
-                self.zipf = true;
             }
             None => {
                 self.keys.clear();
@@ -89,7 +87,6 @@ impl Ahead {
                     cache.prefetch(key);
                     self.keys.push(key);
                 }
-                self.zipf = false;
             }
         }
         self.held = Some((serial, class));
@@ -112,7 +109,8 @@ impl Ahead {
         }
         self.held = None;
         self.used += 1;
-        if self.zipf {
+        // The cache is the one the draw was taken from (the class's first step's).
+        if cache.zipf().is_some() {
             std::mem::swap(&mut self.bits, bits);
             cache.zipf_keys(bits, keys);
         } else {

@@ -20,9 +20,20 @@ fn run(name: &str, variant: Option<&str>, sets: &[&str], reuse: bool) -> (String
 
 /// The result of a run of `sc`, reusing draws or not; and how many attempts were retries.
 fn run_of(sc: &Scenario, reuse: bool) -> (String, u64) {
+    let (r, retries, _) = run_with(sc, |k| k.reuse = reuse);
+    (r, retries)
+}
+
+/// The result of a run of `sc` with its key scratch set by `set`; how many attempts were
+/// retries; and how many draws taken ahead were used ([`super::Ahead`]).
+fn run_with(sc: &Scenario, set: impl FnOnce(&mut super::KeyScratch)) -> (String, u64, u64) {
     let mut sim = Simulation::checked(sc, 1).unwrap();
-    sim.keys.reuse = reuse;
-    let mut r: RunResult = sim.run().unwrap();
+    set(&mut sim.keys);
+    sim.schedule_start();
+    sim.run_events(&mut Until(&mut |_, _: &[Vec<f64>]| false))
+        .unwrap();
+    let used = sim.keys.ahead.used;
+    let mut r: RunResult = sim.conclude(std::time::Instant::now()).unwrap();
     r.wall_s = 0.0;
     let retries = r
         .summary
@@ -30,7 +41,7 @@ fn run_of(sc: &Scenario, reuse: bool) -> (String, u64) {
         .values()
         .map(|c| c.attempts - c.admitted)
         .sum();
-    (format!("{r:?}"), retries)
+    (format!("{r:?}"), retries, used)
 }
 
 #[test]
@@ -119,20 +130,6 @@ fn a_draw_kept_from_before_an_intervention_is_drawn_again() {
     );
 }
 
-/// The result of a run of `sc` with draws taken ahead or not ([`super::Ahead`]); and how
-/// many draws were taken ahead and used.
-fn run_ahead(sc: &Scenario, ahead: bool) -> (String, u64) {
-    let mut sim = Simulation::checked(sc, 1).unwrap();
-    sim.keys.ahead.off = !ahead;
-    sim.schedule_start();
-    sim.run_events(&mut Until(&mut |_, _: &[Vec<f64>]| false))
-        .unwrap();
-    let used = sim.keys.ahead.used;
-    let mut r = sim.conclude(std::time::Instant::now()).unwrap();
-    r.wall_s = 0.0;
-    (format!("{r:?}"), used)
-}
-
 /// Requests of two classes, one drawing 4 keys of a Zipf law at its first step; at 30 s
 /// an intervention makes it draw 9 (a draw taken ahead before it must not be used after).
 const ZIPF_CHANGING: &str = r#"
@@ -188,8 +185,8 @@ fn taking_the_next_draw_ahead_changes_no_byte() {
         ("changing", &changing),
         ("calls", &calls),
     ] {
-        let (ahead, used) = run_ahead(sc, true);
-        let (drawn, none) = run_ahead(sc, false);
+        let (ahead, _, used) = run_with(sc, |_| {});
+        let (drawn, _, none) = run_with(sc, |k| k.ahead.off = true);
         assert!(
             used > 1000,
             "{name}: only {used} draws taken ahead were used"
