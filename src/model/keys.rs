@@ -13,7 +13,7 @@ use crate::engine::rng::splitmix as mix;
 use crate::engine::time::SimTime;
 use crate::scenario::{Config, Fanout, KeyCount, MissPolicy};
 use rand::RngExt;
-use rand_distr::{Distribution, Geometric, Poisson};
+use rand_distr::Distribution;
 
 /// Keys of requests in flight, and the scratch buffer that groups a query's keys by
 /// server. Reused, never shrunk: the hot path allocates nothing.
@@ -411,14 +411,12 @@ impl Simulation<'_> {
 fn draw_count(k: KeyCount, rng: &mut Rng) -> u32 {
     match k {
         KeyCount::Fixed(n) => n,
-        KeyCount::Poisson { mean, min } => {
-            let x: f64 = Poisson::new(mean).map(|d| d.sample(rng)).unwrap_or(mean);
+        KeyCount::Poisson { mean, min, law } => {
+            let x: f64 = law.map_or(mean, |d| d.sample(rng));
             (x as u32).max(min)
         }
-        KeyCount::Geometric { mean, min } => {
-            let x = Geometric::new(1.0 / mean)
-                .map(|d| d.sample(rng))
-                .unwrap_or(0);
+        KeyCount::Geometric { min, law, .. } => {
+            let x = law.map_or(0, |d| d.sample(rng));
             (x as u32 + 1).max(min)
         }
     }

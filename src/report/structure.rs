@@ -22,7 +22,7 @@ use super::narrative::{Sign, Sustained, clock};
 use super::verdict::{Fault, Verdict, percent, row_spans};
 use crate::engine::number::sig3;
 use crate::engine::time::secs_to_ns;
-use crate::scenario::{Column, Config, KeyCount, Measure, Owner};
+use crate::scenario::{Column, Config, Measure, Owner};
 use std::fmt::Write as _;
 
 /// What a box stands for, with its index into the [`Config`]'s list of its kind.
@@ -248,14 +248,6 @@ fn rate(x: Option<f64>, unit: &str) -> String {
     }
 }
 
-/// The mean keys a step looks up.
-fn mean_keys(k: KeyCount) -> f64 {
-    match k {
-        KeyCount::Fixed(n) => n as f64,
-        KeyCount::Poisson { mean, min } | KeyCount::Geometric { mean, min } => mean.max(min as f64),
-    }
-}
-
 /// What a diagram is drawn from: the scenario, a run's rows (with their schema) up to
 /// `end_s`, and what sustains its failure.
 pub struct Measured<'a> {
@@ -296,7 +288,7 @@ pub fn diagram(m: &Measured) -> Diagram {
         };
         for step in &class.steps {
             if let Some(c) = step.cache {
-                *lookups[c].get_or_insert(0.0) += att * mean_keys(step.keys);
+                *lookups[c].get_or_insert(0.0) += att * step.keys.mean();
             }
         }
     }

@@ -3,7 +3,7 @@
 //! model. Retries, timeouts and queueing are left out: these are the first-order figures a
 //! user would compute by hand (a cache's `hit_ratio` is solved from them; warnings read them).
 
-use super::spec::{Config, KeyCount};
+use super::spec::Config;
 
 /// Per class, requests (or, for a pool's call, calls) sent per second; per cache tier, key
 /// lookups per second.
@@ -31,21 +31,13 @@ pub fn operating(cfg: &Config) -> Operating {
                 .zip(&class_rate)
                 .flat_map(|(c, r)| c.steps.iter().map(move |st| (st, *r)))
                 .filter(|(st, _)| st.cache == Some(t))
-                .map(|(st, r)| r * mean_keys(st.keys))
+                .map(|(st, r)| r * st.keys.mean())
                 .sum()
         })
         .collect();
     Operating {
         class_rate,
         lookups,
-    }
-}
-
-/// The mean number of keys a step draws.
-pub fn mean_keys(k: KeyCount) -> f64 {
-    match k {
-        KeyCount::Fixed(n) => n as f64,
-        KeyCount::Poisson { mean, min } | KeyCount::Geometric { mean, min } => mean.max(min as f64),
     }
 }
 

@@ -365,12 +365,42 @@ pub enum KeyCount {
     Poisson {
         mean: f64,
         min: u32,
+        /// The law, built once from the mean ([`KeyCount::poisson`]): building it at every
+        /// draw cost an `exp`, 3% of Slack's sweep.
+        law: Option<rand_distr::Poisson<f64>>,
     },
     /// Geometric (on 1, 2, ...) with this mean, at least `min`.
     Geometric {
         mean: f64,
         min: u32,
+        /// The law, built once from the mean ([`KeyCount::geometric`]).
+        law: Option<rand_distr::Geometric>,
     },
+}
+
+impl KeyCount {
+    /// Poisson with mean `mean`, at least `min`.
+    pub fn poisson(mean: f64, min: u32) -> Self {
+        let law = rand_distr::Poisson::new(mean).ok();
+        Self::Poisson { mean, min, law }
+    }
+
+    /// Geometric on 1, 2, ... with mean `mean`, at least `min`.
+    pub fn geometric(mean: f64, min: u32) -> Self {
+        let law = rand_distr::Geometric::new(1.0 / mean).ok();
+        Self::Geometric { mean, min, law }
+    }
+
+    /// The mean number of keys a step draws, as the report and the operating point take
+    /// it: the law's mean, or `min` where that is larger.
+    pub fn mean(self) -> f64 {
+        match self {
+            KeyCount::Fixed(n) => n as f64,
+            KeyCount::Poisson { mean, min, .. } | KeyCount::Geometric { mean, min, .. } => {
+                mean.max(min as f64)
+            }
+        }
+    }
 }
 
 /// A query to a server pool.

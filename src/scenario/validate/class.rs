@@ -313,7 +313,7 @@ pub(super) fn step(path: &str, s: &RawStep, targets: &Targets, call: bool) -> V<
                     }
                     KeyCount::Fixed(mean as u32)
                 }
-                CountLaw::Poisson => KeyCount::Poisson { mean, min },
+                CountLaw::Poisson => KeyCount::poisson(mean, min),
                 CountLaw::Geometric => {
                     if mean < 1.0 {
                         return bad(
@@ -321,7 +321,7 @@ pub(super) fn step(path: &str, s: &RawStep, targets: &Targets, call: bool) -> V<
                             "a geometric count on 1, 2, ... has mean >= 1",
                         );
                     }
-                    KeyCount::Geometric { mean, min }
+                    KeyCount::geometric(mean, min)
                 }
             }
         }
