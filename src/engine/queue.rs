@@ -298,9 +298,9 @@ impl<E: Copy> EventQueue<E> {
     #[inline(always)]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         // One flag for both slow cases (the radix heap in use, timers pending), so a few
-        // pending events without timers (M/M/1) pay one test, as before the lanes.
-        // With timers pending and the radix heap not in use, the usual case (the heap's
-        // top comes first) is told in line: no call.
+        // pending events without timers (M/M/1) pay one test, as before the lanes. With
+        // timers pending and the radix heap not in use, the usual case (the heap's top
+        // comes first) is told in line, without the out-of-line call.
         if self.slow && (self.large || self.timer_first()) {
             self.stage_slow();
         }

@@ -366,7 +366,7 @@ pub enum KeyCount {
         mean: f64,
         min: u32,
         /// The law, built once from the mean ([`KeyCount::poisson`]): building it at every
-        /// draw cost an `exp`, 3% of Slack's sweep.
+        /// draw cost an `exp` a draw (Slack's sweep used 1% more CPU).
         law: Option<rand_distr::Poisson<f64>>,
     },
     /// Geometric (on 1, 2, ...) with this mean, at least `min`.

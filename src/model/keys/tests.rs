@@ -3,7 +3,8 @@
 //! scenario here retries keyed steps (a keyed fan-out without a cache, a cache step whose
 //! one miss queries every key, a cache step that queries only its misses, coalesced
 //! fills), its trigger on, and is run with the draw reused and drawn again. A first step's
-//! draw taken one request ahead ([`super::Ahead`]) must change no byte either.
+//! draw taken one request ahead ([`super::Ahead`]) must change no byte either. And a key
+//! count draws with its law's mean.
 
 use crate::model::metrics::RunResult;
 use crate::model::simulation::Simulation;
@@ -194,4 +195,31 @@ fn taking_the_next_draw_ahead_changes_no_byte() {
         assert_eq!(none, 0, "{name}: a draw was taken ahead while off");
         assert_eq!(ahead, drawn, "{name}: taking draws ahead changed the run");
     }
+}
+
+/// A key count's law, built once at validation ([`crate::scenario::KeyCount::poisson`]),
+/// draws with the law's mean: Poisson(8) floored at 1 has mean 8 + e^-8, a geometric count
+/// on 1, 2, ... with mean 3 has mean 3 (the failures of Geometric(1/3), plus one). Over
+/// 200,000 draws the standard error is 0.0063 (Poisson, sd 2.83) and 0.0055 (geometric,
+/// sd 2.45); the tolerance, 0.05, is eight of them (the draws are seeded: a fixed stream).
+#[test]
+fn a_key_count_draws_with_its_laws_mean() {
+    use crate::scenario::KeyCount;
+    const N: u32 = 200_000;
+    let mut rng = super::key_rng(0, 1, 0);
+    let mut mean_of = |k: KeyCount| {
+        (0..N)
+            .map(|_| super::draw_count(k, &mut rng) as f64)
+            .sum::<f64>()
+            / N as f64
+    };
+    let poisson = mean_of(KeyCount::poisson(8.0, 1));
+    assert!(
+        (poisson - (8.0 + (-8.0f64).exp())).abs() < 0.05,
+        "{poisson}"
+    );
+    let geometric = mean_of(KeyCount::geometric(3.0, 1));
+    assert!((geometric - 3.0).abs() < 0.05, "{geometric}");
+    // The floor: a Poisson count of mean 0.5 is at least 2.
+    assert!((0..1000).all(|_| super::draw_count(KeyCount::poisson(0.5, 2), &mut rng) >= 2));
 }
